@@ -1,0 +1,91 @@
+"""What every task hands the trainer and the measurements: a `Batch` of data and the `Task` interface.
+
+A task decides what a model sees (`inputs`, token ids), what it is scored against (`targets`) and how:
+- output "scalar": targets (B,) float, loss "mse", accuracy thresholded (Boolean tasks),
+- output "tokens": targets (B, T) long with `mask` (B, T) marking the scored positions, loss "ce",
+  accuracy = teacher-forced argmax on scored positions,
+- output "distribution": targets (B, V) float probabilities for the last position, loss "kl".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+Output = Literal["scalar", "tokens", "distribution"]
+Loss = Literal["mse", "ce", "kl"]
+
+
+@dataclass
+class Batch:
+    """inputs: LongTensor (B, T); targets: (B,) float | (B, T) long | (B, V) float; mask: BoolTensor (B, T) | None."""
+
+    inputs: torch.Tensor
+    targets: torch.Tensor
+    mask: torch.Tensor | None = None
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(
+            self.inputs.to(device),
+            self.targets.to(device),
+            None if self.mask is None else self.mask.to(device),
+        )
+
+    def __len__(self) -> int:
+        return int(self.inputs.shape[0])
+
+    def slice(self, start: int, stop: int) -> Batch:
+        """Rows start..stop-1 (a view; used to chunk evaluation)."""
+        return Batch(
+            self.inputs[start:stop],
+            self.targets[start:stop],
+            None if self.mask is None else self.mask[start:stop],
+        )
+
+
+class Task:
+    """Base class: subclasses set the attributes and implement `sample` / `test_set` (and `train_set` if fixed)."""
+
+    vocab_size: int
+    seq_len: int
+    output: Output = "scalar"
+    loss: Loss = "mse"
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        """A fresh training batch drawn with `generator` (streamed tasks; never contains test items)."""
+        raise NotImplementedError
+
+    def train_set(self) -> Batch | None:
+        """The fixed training set of a fixed-dataset task, else None (the trainer then calls `sample`)."""
+        return None
+
+    def test_set(self) -> Batch:
+        """The fixed evaluation set (deterministic for a given task config and data seed)."""
+        raise NotImplementedError
+
+    def accuracy(self, output: torch.Tensor, batch: Batch) -> float:
+        """The task's metric on `output` (the model's output for `batch.inputs`); default by output kind."""
+        return default_accuracy(self.output, output, batch)
+
+
+def default_accuracy(
+    kind: str, output: torch.Tensor, batch: Batch, threshold: float = 0.5
+) -> float:
+    """Accuracy by output kind: thresholded agreement (scalar), masked argmax (tokens / distribution)."""
+    if kind == "scalar":
+        pred = output.detach() > threshold
+        want = batch.targets > threshold
+        return (pred == want).float().mean().item()
+    if kind == "tokens":
+        pred = output.detach().argmax(-1)
+        hit = pred == batch.targets
+        if batch.mask is not None:
+            return (hit & batch.mask).sum().item() / max(int(batch.mask.sum().item()), 1)
+        return hit.float().mean().item()
+    # distribution: does the student's top token agree with the target's top token at the scored position
+    logits = output.detach()
+    if logits.dim() == 3:
+        logits = logits[:, -1]
+    return (logits.argmax(-1) == batch.targets.argmax(-1)).float().mean().item()

@@ -1,0 +1,471 @@
+"""The one training engine every study uses.
+
+`Trainer(model, task, TrainConfig, device).fit(data_seed=...) -> TrainResult`.
+
+- Which parameters train is a declarative freeze spec: "full"; "embeddings" (token embedding, position
+  embedding and unembedding / readout — the "random transformer" of Zhong & Andreas); or a list of glob
+  patterns over parameter names (`fnmatch`, e.g. ["layers.*.attn.*", "readout.*"]) naming the parameters
+  that train. Every pattern must match something and something must be left to train, else `UserError`.
+  Frozen parameters are left out of the optimiser, so they stay bit-identical (no weight decay touches them).
+- Losses: "mse" (scalar output (B,) vs targets (B,)), "ce" (logits (B,T,V) vs targets (B,T) on the positions
+  in `mask`), "kl" (KL(target ‖ model) of the last position's distribution; logits (B,V) or (B,T,V)).
+- Data: streamed tasks draw a fresh batch per step from a generator seeded with the data seed; fixed-dataset
+  tasks draw minibatches (with replacement) from `task.train_set()`, or use it whole if it fits in one batch.
+- Every `eval_every` steps (and at the end) the test set is scored; the run stops early as "converged" when every
+  criterion that is set holds (test loss < converge_loss, test accuracy ≥ converge_acc). A non-finite loss stops
+  the run as "diverged" — `fit` never raises for it.
+- Determinism: all randomness comes from explicit generators, so the same init seed (`seeded_model`) and data seed
+  give bit-identical parameters on CPU. A checkpoint holds model, optimiser, data generator and history, so a
+  resumed run equals an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from learnability.device import resolve_device
+from learnability.errors import UserError, check_choice
+from learnability.tasks.base import Batch, Task
+
+EMBEDDING_PATTERNS = ["token_embedding.*", "position_embedding.*", "unembedding.*", "readout.*"]
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 1000
+    batch_size: int = 128
+    lr: float = 3e-4
+    weight_decay: float = 0.1
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
+    optimizer: Literal["adamw", "sgd"] = "adamw"
+    momentum: float = 0.0  # sgd only
+    schedule: Literal["constant", "warmup_cosine"] = "constant"
+    warmup_steps: int = 0
+    min_lr_ratio: float = 0.0  # cosine decays to lr * min_lr_ratio
+    grad_clip: float | None = None  # max global grad norm
+    freeze: str | list[str] = (
+        "full"  # "full" | "embeddings" | list of globs of the parameters that train
+    )
+    eval_every: int = 100
+    eval_size: int | None = None  # score at most this many test items (None = the whole test set)
+    eval_batch: int = 8192  # chunk size for evaluation (memory only)
+    converge_loss: float | None = None
+    converge_acc: float | None = None
+    checkpoint_every: int = 0  # 0 = only at the end (when checkpoint_path is set)
+    checkpoint_path: str | None = None
+    resume: bool = False  # continue from checkpoint_path if it exists
+
+
+@dataclass
+class TrainResult:
+    status: Literal["converged", "finished", "diverged"]
+    steps: int
+    history: list[dict[str, float]]
+    final: dict[str, float]
+    seconds: float
+    converged_step: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# -- model construction ------------------------------------------------------------------------------------
+def seeded_model(config: Any, seed: int, device: torch.device | str = "cpu") -> nn.Module:
+    """`build_model(config)` with its initialisation drawn from `seed` only (global RNG state restored after)."""
+    from learnability.models import build_model
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        model = build_model(config)
+    return model.to(resolve_device(device))
+
+
+# -- freeze specs ------------------------------------------------------------------------------------------
+def trainable_names(model: nn.Module, freeze: str | list[str]) -> list[str]:
+    """Names of the parameters that train under `freeze`; UserError for a spec that is wrong for this model."""
+    names = [n for n, _ in model.named_parameters()]
+    if isinstance(freeze, str):
+        check_choice("freeze spec", freeze, ["full", "embeddings"])
+        if freeze == "full":
+            chosen = names
+        else:
+            chosen = [
+                n for n in names if any(fnmatch.fnmatchcase(n, p) for p in EMBEDDING_PATTERNS)
+            ]
+    else:
+        if not freeze:
+            raise UserError(
+                "freeze pattern list is empty; give 'full', 'embeddings' or patterns that match parameters"
+            )
+        for pattern in freeze:
+            if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                tops = sorted({n.split(".")[0] + ".*" for n in names})
+                raise UserError(
+                    f"freeze pattern {pattern!r} matches no parameter; parameter groups: {', '.join(tops)}"
+                )
+        chosen = [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in freeze)]
+    if not chosen:
+        raise UserError(f"freeze spec {freeze!r} leaves nothing to train in this model")
+    return chosen
+
+
+def apply_freeze(model: nn.Module, freeze: str | list[str]) -> list[nn.Parameter]:
+    """Set requires_grad by the freeze spec; return the trainable parameters (in model order)."""
+    keep = set(trainable_names(model, freeze))
+    params = []
+    for name, p in model.named_parameters():
+        p.requires_grad_(name in keep)
+        if name in keep:
+            params.append(p)
+    return params
+
+
+# -- losses ------------------------------------------------------------------------------------------------
+def compute_loss(
+    kind: str, output: torch.Tensor, batch: Batch, reduction: str = "mean"
+) -> torch.Tensor:
+    """The task loss of `output` on `batch`; reduction "mean" → scalar, "none" → per-example (B,)."""
+    if kind == "mse":
+        per = (
+            output.reshape(output.shape[0], -1).float()
+            - batch.targets.reshape(output.shape[0], -1).float()
+        ) ** 2
+        per = per.mean(1)
+    elif kind == "ce":
+        logits = output.float()
+        if logits.dim() == 2:  # (B, V) against a single target per row
+            per = F.cross_entropy(logits, batch.targets.reshape(-1), reduction="none")
+        else:
+            ce = F.cross_entropy(logits.transpose(1, 2), batch.targets, reduction="none")  # (B, T)
+            if batch.mask is None:
+                per = ce.mean(1)
+            else:
+                m = batch.mask.to(ce.dtype)
+                per = (ce * m).sum(1) / m.sum(1).clamp_min(1)
+            if reduction == "mean" and batch.mask is not None:
+                # average over scored positions of the whole batch, not over rows
+                m = batch.mask.to(ce.dtype)
+                return (ce * m).sum() / m.sum().clamp_min(1)
+    elif kind == "kl":
+        logits = output.float()
+        if logits.dim() == 3:
+            logits = logits[:, -1]
+        p = batch.targets.float()
+        per = (torch.xlogy(p, p) - p * F.log_softmax(logits, -1)).sum(-1)
+    else:
+        check_choice("loss", kind, ["mse", "ce", "kl"])
+        raise AssertionError
+    return per.mean() if reduction == "mean" else per
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    task: Task,
+    batch: Batch,
+    device: torch.device | str = "cpu",
+    chunk: int = 8192,
+) -> dict[str, float]:
+    """Loss and accuracy of `model` on `batch` (chunked for memory); returns {"loss", "acc"}."""
+    device = resolve_device(device)
+    was_training = model.training
+    model.eval()
+    outputs = []
+    for start in range(0, len(batch), chunk):
+        outputs.append(model(batch.slice(start, start + chunk).inputs.to(device)))
+    model.train(was_training)
+    out = torch.cat(outputs)
+    b = batch.to(device)
+    return {"loss": compute_loss(task.loss, out, b).item(), "acc": task.accuracy(out, b)}
+
+
+def lr_factor(config: TrainConfig, step: int) -> float:
+    """Multiplier of the base lr at `step` (0-based) under the schedule."""
+    if config.schedule == "constant":
+        return 1.0 if config.warmup_steps <= 0 else min(1.0, (step + 1) / config.warmup_steps)
+    if step < config.warmup_steps:
+        return (step + 1) / config.warmup_steps
+    span = max(config.steps - config.warmup_steps, 1)
+    progress = min((step - config.warmup_steps) / span, 1.0)
+    return config.min_lr_ratio + (1 - config.min_lr_ratio) * 0.5 * (
+        1 + math.cos(math.pi * progress)
+    )
+
+
+# -- the trainer -------------------------------------------------------------------------------------------
+class Trainer:
+    """Trains `model` on `task` under `config`; see the module docstring for the rules."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        task: Task,
+        config: TrainConfig,
+        device: torch.device | str = "cpu",
+        metrics_log: Callable[[int, dict[str, float]], None] | None = None,
+        progress: bool = False,
+    ) -> None:
+        self.device = resolve_device(device)
+        self.model = model.to(self.device)
+        self.task = task
+        self.config = c = config
+        self.metrics_log = metrics_log
+        self.progress = progress
+        check_choice("optimizer", c.optimizer, ["adamw", "sgd"])
+        check_choice("schedule", c.schedule, ["constant", "warmup_cosine"])
+        for what, value in (
+            ("steps", c.steps),
+            ("batch_size", c.batch_size - 1),
+            ("eval_every", c.eval_every - 1),
+        ):
+            if value < 0:
+                raise UserError(f"train.{what} = {value} is not allowed; it must be positive")
+        if not (c.lr >= 0 and math.isfinite(c.lr)):
+            raise UserError(f"train.lr = {c.lr} is not allowed; need a finite lr ≥ 0")
+        if len(c.betas) != 2:
+            raise UserError(f"train.betas = {c.betas} is not allowed; give two numbers")
+        self.params = apply_freeze(self.model, c.freeze)
+        if c.optimizer == "adamw":
+            self.optimizer: torch.optim.Optimizer = torch.optim.AdamW(
+                self.params, lr=c.lr, betas=tuple(c.betas), weight_decay=c.weight_decay
+            )
+        else:
+            self.optimizer = torch.optim.SGD(
+                self.params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay
+            )
+        test = task.test_set()
+        if c.eval_size is not None and len(test) > c.eval_size:
+            test = test.slice(0, c.eval_size)
+        self.test = test.to(self.device)
+        fixed = task.train_set()
+        self.fixed = None if fixed is None else fixed.to(self.device)
+
+    # -- data ----------------------------------------------------------------------------------------------
+    def _batch(self, generator: torch.Generator) -> Batch:
+        if self.fixed is None:
+            return self.task.sample(self.config.batch_size, generator).to(self.device)
+        if len(self.fixed) <= self.config.batch_size:
+            return self.fixed
+        idx = torch.randint(0, len(self.fixed), (self.config.batch_size,), generator=generator).to(
+            self.device
+        )
+        m = self.fixed.mask
+        return Batch(self.fixed.inputs[idx], self.fixed.targets[idx], None if m is None else m[idx])
+
+    # -- checkpoints ---------------------------------------------------------------------------------------
+    def save_checkpoint(
+        self, path: str | Path, step: int, generator: torch.Generator, state: dict[str, Any]
+    ) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "kind": "learnability.trainer",
+            "model": self.model.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "step": step,
+            "generator": generator.get_state(),
+            "state": state,
+            "train_config": asdict(self.config),
+        }
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        torch.save(payload, tmp)
+        tmp.replace(path)  # atomic: a run killed mid-save keeps its previous checkpoint
+
+    def _load_checkpoint(
+        self, path: Path, generator: torch.Generator
+    ) -> tuple[int, dict[str, Any]]:
+        try:
+            payload = torch.load(path, map_location=self.device, weights_only=False)
+        except Exception as exc:
+            raise UserError(f"cannot read checkpoint {str(path)!r}: {exc}") from None
+        if not isinstance(payload, dict) or payload.get("kind") != "learnability.trainer":
+            raise UserError(f"checkpoint {str(path)!r} is not a trainer checkpoint")
+        try:
+            self.model.load_state_dict(payload["model"])
+        except RuntimeError as exc:
+            first = str(exc).strip().splitlines()[0]
+            raise UserError(f"checkpoint {str(path)!r} is from another model: {first}") from None
+        self.optimizer.load_state_dict(payload["optimizer"])
+        generator.set_state(payload["generator"])
+        return int(payload["step"]), payload["state"]
+
+    # -- the loop ------------------------------------------------------------------------------------------
+    def fit(self, data_seed: int = 0, init_seed: int | None = None) -> TrainResult:
+        """Train; `data_seed` drives batch sampling (`init_seed` is recorded only: build the model with
+        `seeded_model`). Returns a TrainResult; a non-finite loss ends the run with status "diverged"."""
+        c = self.config
+        start_time = time.perf_counter()
+        generator = torch.Generator().manual_seed(int(data_seed))
+        state: dict[str, Any] = {
+            "history": [],
+            "loss_sum": 0.0,
+            "loss_count": 0,
+            "status": "finished",
+        }
+        step = 0
+        ckpt = Path(c.checkpoint_path) if c.checkpoint_path else None
+        if c.resume and ckpt is not None and ckpt.exists():
+            step, state = self._load_checkpoint(ckpt, generator)
+        status = state["status"] if state["status"] != "finished" else "finished"
+        converged_step = state.get("converged_step")
+        bar = _Progress(c.steps, enabled=self.progress)
+        bar.advance(step)
+        self.model.train()
+        last_eval: dict[str, float] = state.get("last_eval", {})
+        while step < c.steps and status == "finished":
+            factor = lr_factor(c, step)
+            for group in self.optimizer.param_groups:
+                group["lr"] = c.lr * factor
+            batch = self._batch(generator)
+            out = self.model(batch.inputs)
+            loss = compute_loss(self.task.loss, out, batch)
+            value = loss.item()
+            if not math.isfinite(value):
+                status = "diverged"
+                step += 1
+                self._record(state, step, {"loss": value}, bar)
+                break
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            if c.grad_clip is not None:
+                torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
+            self.optimizer.step()
+            step += 1
+            state["loss_sum"] += value
+            state["loss_count"] += 1
+            bar.advance(1, loss=value)
+            if step % c.eval_every == 0 or step == c.steps:
+                train_acc = self.task.accuracy(out.detach(), batch)
+                last_eval = evaluate(self.model, self.task, self.test, self.device, c.eval_batch)
+                self.model.train()
+                row = {
+                    "loss": state["loss_sum"] / max(state["loss_count"], 1),
+                    "acc": train_acc,
+                    "lr": c.lr * factor,
+                    "test_loss": last_eval["loss"],
+                    "test_acc": last_eval["acc"],
+                }
+                state["loss_sum"], state["loss_count"] = 0.0, 0
+                self._record(state, step, row, bar)
+                if not math.isfinite(last_eval["loss"]):
+                    status = "diverged"
+                elif self._converged(last_eval):
+                    status, converged_step = "converged", step
+                state["last_eval"] = last_eval
+            if (
+                ckpt is not None
+                and c.checkpoint_every
+                and step % c.checkpoint_every == 0
+                and status == "finished"
+            ):
+                self.save_checkpoint(ckpt, step, generator, {**state, "status": status})
+        bar.close()
+        if status != "diverged" and not last_eval:
+            last_eval = evaluate(self.model, self.task, self.test, self.device, c.eval_batch)
+        state["status"], state["converged_step"] = status, converged_step
+        if ckpt is not None and status != "diverged":
+            self.save_checkpoint(ckpt, step, generator, state)
+        final = {
+            "test_loss": last_eval.get("loss", float("nan")),
+            "test_acc": last_eval.get("acc", float("nan")),
+        }
+        if state["history"]:
+            final["train_loss"] = state["history"][-1].get("loss", float("nan"))
+        return TrainResult(
+            status, step, state["history"], final, time.perf_counter() - start_time, converged_step
+        )
+
+    def _converged(self, metrics: dict[str, float]) -> bool:
+        c = self.config
+        if c.converge_loss is None and c.converge_acc is None:
+            return False
+        ok = True
+        if c.converge_loss is not None:
+            ok &= metrics["loss"] < c.converge_loss
+        if c.converge_acc is not None:
+            ok &= metrics["acc"] >= c.converge_acc
+        return bool(ok)
+
+    def _record(
+        self, state: dict[str, Any], step: int, row: dict[str, float], bar: _Progress
+    ) -> None:
+        row = {"step": step, **row}
+        state["history"].append(row)
+        bar.show(row)
+        if self.metrics_log is not None:
+            self.metrics_log(step, {k: v for k, v in row.items() if k != "step"})
+
+
+class _Progress:
+    """A rich progress bar with loss and accuracy, only when asked for (interactive use)."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled = enabled
+        self.pending = 0
+        if not enabled:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("train"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeRemainingColumn(),
+            transient=False,
+        )
+        self.bar.start()
+        self.task = self.bar.add_task("train", total=total, info="")
+        self.last_loss = float("nan")
+        self.info = ""
+
+    def advance(self, k: int, loss: float | None = None) -> None:
+        if not self.enabled:
+            return
+        self.pending += k
+        if loss is not None:
+            self.last_loss = loss
+        if self.pending >= 10 or loss is None:
+            self.bar.update(
+                self.task, advance=self.pending, info=f"loss {self.last_loss:.4g} {self.info}"
+            )
+            self.pending = 0
+
+    def show(self, row: dict[str, float]) -> None:
+        if self.enabled and "test_acc" in row:
+            self.info = f"test loss {row['test_loss']:.4g} acc {row['test_acc']:.3f}"
+
+    def close(self) -> None:
+        if self.enabled:
+            self.bar.update(self.task, advance=self.pending)
+            self.bar.stop()
+
+
+__all__ = [
+    "EMBEDDING_PATTERNS",
+    "TrainConfig",
+    "TrainResult",
+    "Trainer",
+    "apply_freeze",
+    "compute_loss",
+    "evaluate",
+    "lr_factor",
+    "seeded_model",
+    "trainable_names",
+]
