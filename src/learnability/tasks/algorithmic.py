@@ -1,0 +1,428 @@
+"""Algorithmic tasks of Zhong & Andreas (2024), "Algorithmic Capabilities of Random Transformers".
+
+Every task here is next-token prediction for a causal LM (the GPT model, or the LSTM in LM mode): a full
+sequence S (B, L) becomes `inputs = S[:, :-1]`, `targets = S[:, 1:]` (so output position t predicts token t+1),
+and `mask` (B, L-1) marks the scored positions. Output "tokens", loss "ce", accuracy = teacher-forced argmax on the
+scored positions (the `Task` default).
+
+Formats (token ids follow the published code where it fixed them):
+- `mod_add`: S = [a, b, (a+b) mod p], vocab p (199). All p² pairs are split once, with the data seed, into
+  floor(0.95 p²) training and the rest test pairs (37,620 / 1,981 for p = 199). Only the answer is scored.
+  Fixed dataset: `train_set()` is every training pair; `sample` draws training pairs with replacement.
+- `needle`: m ~ U{1..max_pairs} distinct markers (tokens 128..157), each followed by a value (1..127), then the
+  query token (its marker + 30, so 158..187) whose answer is that marker's value; right-padded with 0 to length 63,
+  vocab 256. One scored position (the query). Copying a random value in context scores E[1/m] ≈ 0.133.
+- `decimal_add`: a, b with `digits` digits (leading digit non-zero, as published), written least significant digit
+  first: digits 0..9 are tokens 0..9, `+` = 10, `=` = 11, answer digits (reversed) are tokens 20..29, stop = 30,
+  padding = 12; length 3·digits + 4, vocab 31. Scored: every answer digit *including the first* (predicted at `=`;
+  the published code never trained or scored it) and the stop token.
+- `parens`: the published generator's distribution (about 52% balanced): one third uniform random strings of
+  1..2·max_pairs symbols; two thirds a random balanced string of 1..max_pairs pairs, half of those left intact and
+  the rest mutated by random swaps and / or flips. `(` = 1, `)` = 2, `?` = 3, padding 0; after `?` the answer is
+  `)` (balanced) or `(` (unbalanced); length 2·max_pairs + 3, vocab 4. One scored position.
+- `memorise`: every pair (x, y) ∈ [0, n_keys)² is mapped to a uniform random value v ∈ [0, n_values) (data seed);
+  S = [x, y, v]. Fixed dataset; the test set is the training set (memorisation is scored on what was seen).
+
+Streamed tasks (needle, decimal_add, parens) have a fixed test set of `test_size` sequences drawn with the data
+seed; `sample` draws fresh sequences and redraws any row equal to a test sequence (exact equality: a row is
+compared against the test set through a hash, and rows whose hash matches a test row are redrawn — this never
+lets a test row through and at worst excludes a vanishing number of extra rows).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from learnability.errors import UserError
+from learnability.tasks import register_task
+from learnability.tasks.base import Batch, Task
+
+_HASH_MULT = 1_000_003  # int64 polynomial row hash; overflow wraps, equal rows always hash equal
+
+
+def row_hash(rows: torch.Tensor) -> torch.Tensor:
+    """(B, L) integer rows → (B,) int64 hashes (equal rows give equal hashes)."""
+    h = torch.zeros(rows.shape[0], dtype=torch.int64, device=rows.device)
+    for col in rows.to(torch.int64).unbind(1):
+        h = h * _HASH_MULT + col + 1
+    return h
+
+
+def lm_batch(full: torch.Tensor, scored: torch.Tensor) -> Batch:
+    """Full sequences (B, L) and a (B, L-1) mask of scored output positions → a next-token Batch."""
+    return Batch(full[:, :-1].contiguous(), full[:, 1:].contiguous(), scored.contiguous())
+
+
+def _check_positive(what: str, value: int, low: int = 1, high: int | None = None) -> None:
+    if value < low or (high is not None and value > high):
+        allowed = f"{low}..{high}" if high is not None else f"≥ {low}"
+        raise UserError(f"{what} = {value!r} is out of range; allowed: {allowed}")
+
+
+def _python_rng(generator: torch.Generator) -> random.Random:
+    """A Python RNG seeded from a torch generator (for the sequential, recursive generators)."""
+    return random.Random(int(torch.randint(0, 2**62, (1,), generator=generator).item()))
+
+
+# ---------------------------------------------------------------------------------------------- configs
+
+
+@dataclass
+class ModAddConfig:
+    name: Literal["mod_add"] = "mod_add"
+    p: int = 199
+    train_fraction: float = 0.95
+
+
+@dataclass
+class NeedleConfig:
+    name: Literal["needle"] = "needle"
+    max_pairs: int = 30
+    test_size: int = 4000
+
+
+@dataclass
+class DecimalAddConfig:
+    name: Literal["decimal_add"] = "decimal_add"
+    digits: int = 10
+    test_size: int = 4000
+
+
+@dataclass
+class ParensConfig:
+    name: Literal["parens"] = "parens"
+    max_pairs: int = 30  # strings of up to 2·max_pairs symbols
+    test_size: int = 4000
+
+
+@dataclass
+class MemoriseConfig:
+    name: Literal["memorise"] = "memorise"
+    n_keys: int = 512
+    n_values: int = 512
+
+
+# ---------------------------------------------------------------------------------------------- fixed
+
+
+class ModAddTask(Task):
+    """(a + b) mod p on a fixed 95/5 split of all p² pairs."""
+
+    output = "tokens"
+    loss = "ce"
+    seq_len = 2
+
+    def __init__(self, config: ModAddConfig, data_seed: int = 0) -> None:
+        _check_positive("mod_add.p", config.p, 2, 4096)
+        if not 0.0 < config.train_fraction < 1.0:
+            raise UserError(
+                f"mod_add.train_fraction = {config.train_fraction!r} is out of range; allowed: 0 < f < 1"
+            )
+        self.config = config
+        self.p = config.p
+        self.vocab_size = config.p
+        g = torch.Generator().manual_seed(data_seed)
+        order = torch.randperm(config.p**2, generator=g)
+        n_train = int(config.train_fraction * config.p**2)
+        self.train_pairs = order[:n_train].sort().values
+        self.test_pairs = order[n_train:].sort().values
+
+    def make_batch(self, codes: torch.Tensor) -> Batch:
+        """Pair codes a·p + b (B,) → Batch with inputs (B, 2), targets (B, 2), only the answer scored."""
+        a, b = codes // self.p, codes % self.p
+        full = torch.stack([a, b, (a + b) % self.p], 1)
+        mask = torch.zeros(len(codes), 2, dtype=torch.bool)
+        mask[:, 1] = True
+        return lm_batch(full, mask)
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        pick = torch.randint(0, len(self.train_pairs), (batch_size,), generator=generator)
+        return self.make_batch(self.train_pairs[pick])
+
+    def train_set(self) -> Batch:
+        return self.make_batch(self.train_pairs)
+
+    def test_set(self) -> Batch:
+        return self.make_batch(self.test_pairs)
+
+
+class MemoriseTask(Task):
+    """A random lookup table [x, y] → v over all n_keys² pairs; scored on the table itself."""
+
+    output = "tokens"
+    loss = "ce"
+    seq_len = 2
+
+    def __init__(self, config: MemoriseConfig, data_seed: int = 0) -> None:
+        _check_positive("memorise.n_keys", config.n_keys, 1, 4096)
+        _check_positive("memorise.n_values", config.n_values, 2, 65536)
+        self.config = config
+        self.vocab_size = max(config.n_keys, config.n_values)
+        g = torch.Generator().manual_seed(data_seed)
+        n = config.n_keys
+        self.values = torch.randint(0, config.n_values, (n * n,), generator=g)
+        self._all = self.make_batch(torch.arange(n * n))
+
+    @property
+    def bits_per_item(self) -> float:
+        """Information in one uniformly random value, log2(n_values) bits."""
+        import math
+
+        return math.log2(self.config.n_values)
+
+    def make_batch(self, codes: torch.Tensor) -> Batch:
+        n = self.config.n_keys
+        full = torch.stack([codes // n, codes % n, self.values[codes]], 1)
+        mask = torch.zeros(len(codes), 2, dtype=torch.bool)
+        mask[:, 1] = True
+        return lm_batch(full, mask)
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        n = self.config.n_keys
+        return self.make_batch(torch.randint(0, n * n, (batch_size,), generator=generator))
+
+    def train_set(self) -> Batch:
+        return self._all
+
+    def test_set(self) -> Batch:
+        return self._all
+
+
+# ---------------------------------------------------------------------------------------------- streamed
+
+
+class StreamedTask(Task):
+    """A task with a fixed test set (data seed) and fresh training batches that exclude test rows."""
+
+    output = "tokens"
+    loss = "ce"
+    test_size: int = 4000
+
+    def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """`count` full sequences (count, L) long and their scored mask (count, L-1) bool."""
+        raise NotImplementedError
+
+    def _build_test(self, data_seed: int) -> None:
+        _check_positive("test_size", self.test_size, 1)
+        full, mask = self.generate(self.test_size, torch.Generator().manual_seed(data_seed))
+        self._test = lm_batch(full, mask)
+        self._test_hashes = row_hash(full)
+
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        full, mask = self.generate(batch_size, generator)
+        for _ in range(1000):
+            clash = torch.isin(row_hash(full), self._test_hashes)
+            if not clash.any():
+                return lm_batch(full, mask)
+            new_full, new_mask = self.generate(int(clash.sum()), generator)
+            full[clash], mask[clash] = new_full, new_mask
+        raise UserError(
+            "could not draw training rows outside the test set after 1000 tries; "
+            "the task's sequence space is too small for its test_size — lower test_size"
+        )
+
+    def test_set(self) -> Batch:
+        return self._test
+
+
+class NeedleTask(StreamedTask):
+    """Needle in a haystack: recall the value written after the queried marker."""
+
+    vocab_size = 256
+    PAD, VALUE_LOW, VALUE_HIGH, MARKER0, QUERY_SHIFT = 0, 1, 127, 128, 30
+
+    def __init__(self, config: NeedleConfig, data_seed: int = 0) -> None:
+        _check_positive("needle.max_pairs", config.max_pairs, 1, 30)
+        self.config = config
+        self.max_pairs = config.max_pairs
+        self.full_len = 63 if config.max_pairs == 30 else 2 * config.max_pairs + 3
+        self.seq_len = self.full_len - 1
+        self.test_size = config.test_size
+        self._build_test(data_seed)
+
+    def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        k = self.max_pairs
+        m = torch.randint(1, k + 1, (count,), generator=generator)
+        # distinct markers: the first m entries of a random permutation of the 30 marker ids
+        markers = torch.rand(count, 30, generator=generator).argsort(1)[:, :k] + self.MARKER0
+        values = torch.randint(self.VALUE_LOW, self.VALUE_HIGH + 1, (count, k), generator=generator)
+        pick = (
+            torch.rand(count, generator=generator) * m
+        ).long()  # queried pair, uniform in [0, m)
+        full = torch.full((count, self.full_len), self.PAD, dtype=torch.long)
+        slot = torch.arange(k)
+        used = slot.unsqueeze(0) < m.unsqueeze(1)
+        full[:, 0 : 2 * k : 2] = torch.where(used, markers, self.PAD)
+        full[:, 1 : 2 * k : 2] = torch.where(used, values, self.PAD)
+        rows = torch.arange(count)
+        full[rows, 2 * m] = markers[rows, pick] + self.QUERY_SHIFT
+        full[rows, 2 * m + 1] = values[rows, pick]
+        mask = torch.zeros(count, self.full_len - 1, dtype=torch.bool)
+        mask[rows, 2 * m] = True
+        return full, mask
+
+
+class DecimalAddTask(StreamedTask):
+    """a + b with reversed digits; every answer digit and the stop token are scored."""
+
+    vocab_size = 31
+    PLUS, EQUALS, PAD, ANSWER0, STOP = 10, 11, 12, 20, 30
+
+    def __init__(self, config: DecimalAddConfig, data_seed: int = 0) -> None:
+        _check_positive("decimal_add.digits", config.digits, 1, 17)
+        self.config = config
+        self.digits = config.digits
+        self.full_len = 3 * config.digits + 4
+        self.seq_len = self.full_len - 1
+        self.test_size = config.test_size
+        self._build_test(data_seed)
+
+    def draw_numbers(self, count: int, generator: torch.Generator) -> torch.Tensor:
+        """(count,) int64 uniform numbers with exactly `digits` digits."""
+        low, high = 10 ** (self.digits - 1), 10**self.digits
+        return (
+            low
+            + (torch.rand(count, generator=generator, dtype=torch.float64) * (high - low)).long()
+        )
+
+    @staticmethod
+    def reversed_digits(x: torch.Tensor, width: int) -> torch.Tensor:
+        """(B,) int64 → (B, width) digits, least significant first."""
+        powers = 10 ** torch.arange(width, dtype=torch.int64)
+        return (x.unsqueeze(1) // powers) % 10
+
+    def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        d = self.digits
+        a, b = self.draw_numbers(count, generator), self.draw_numbers(count, generator)
+        s = a + b
+        n_sum = torch.where(s >= 10**d, d + 1, d)  # the sum has d or d+1 digits
+        full = torch.full((count, self.full_len), self.PAD, dtype=torch.long)
+        full[:, :d] = self.reversed_digits(a, d)
+        full[:, d] = self.PLUS
+        full[:, d + 1 : 2 * d + 1] = self.reversed_digits(b, d)
+        full[:, 2 * d + 1] = self.EQUALS
+        answer = self.reversed_digits(s, d + 1) + self.ANSWER0
+        col = torch.arange(d + 1)
+        start = 2 * d + 2
+        answer = torch.where(col.unsqueeze(0) < n_sum.unsqueeze(1), answer, self.PAD)
+        full[:, start : start + d + 1] = answer
+        rows = torch.arange(count)
+        full[rows, start + n_sum] = self.STOP
+        # output position t predicts token t+1: the answer digits and stop sit at start..start+n_sum
+        pos = torch.arange(self.full_len - 1).unsqueeze(0)
+        mask = (pos >= start - 1) & (pos < (start + n_sum).unsqueeze(1))
+        return full, mask
+
+    @staticmethod
+    def decode_answer(row: torch.Tensor) -> int:
+        """The sum written in a full sequence (reads the reversed answer tokens up to the stop)."""
+        digits = [int(t) - 20 for t in row.tolist() if 20 <= t <= 29]
+        return sum(dig * 10**i for i, dig in enumerate(digits))
+
+
+class ParensTask(StreamedTask):
+    """Is the bracket string balanced? The published generator's mixture of random and mutated strings."""
+
+    vocab_size = 4
+    PAD, OPEN, CLOSE, QUERY = 0, 1, 2, 3
+
+    def __init__(self, config: ParensConfig, data_seed: int = 0) -> None:
+        _check_positive("parens.max_pairs", config.max_pairs, 1, 500)
+        self.config = config
+        self.max_pairs = config.max_pairs
+        self.full_len = 2 * config.max_pairs + 3
+        self.seq_len = self.full_len - 1
+        self.test_size = config.test_size
+        self._build_test(data_seed)
+
+    @staticmethod
+    def balanced(rng: random.Random, pairs: int) -> list[int]:
+        """A random balanced string of `pairs` pairs: wrap a smaller one, or concatenate two (iterative)."""
+        # Explicit stack instead of recursion (deep nesting at 500 pairs would hit Python's recursion limit).
+        out: list[int] = []
+        todo: list[int | str] = [pairs]
+        while todo:
+            item = todo.pop()
+            if isinstance(item, str):
+                out.append(ParensTask.CLOSE)
+                continue
+            if item == 0:
+                continue
+            if item == 1:
+                out += [ParensTask.OPEN, ParensTask.CLOSE]
+            elif rng.randint(0, 1):
+                out.append(ParensTask.OPEN)
+                todo += [")", item - 1]
+            else:
+                left = rng.randint(1, item - 1)
+                todo += [item - left, left]
+        return out
+
+    @staticmethod
+    def is_balanced(seq: list[int]) -> bool:
+        depth = 0
+        for t in seq:
+            depth += 1 if t == ParensTask.OPEN else -1
+            if depth < 0:
+                return False
+        return depth == 0
+
+    def one(self, rng: random.Random) -> list[int]:
+        """One bracket string (without `?` and answer)."""
+        mutate = rng.randint(0, 3)  # bit 0: swaps, bit 1: flips
+        if rng.randint(0, 2) == 0:
+            s = [
+                rng.choice((self.OPEN, self.CLOSE))
+                for _ in range(rng.randint(1, 2 * self.max_pairs))
+            ]
+        else:
+            s = self.balanced(rng, rng.randint(1, self.max_pairs))
+            if rng.randint(0, 1):
+                mutate = 0
+        if mutate & 1:
+            rep = 1
+            while rng.randint(0, 1):
+                rep += 1
+            for _ in range(rep):
+                i, j = rng.randint(0, len(s) - 1), rng.randint(0, len(s) - 1)
+                if i < j:
+                    s[i], s[j] = s[j], s[i]
+        if mutate & 2:
+            rep = 1
+            while rng.randint(0, 1):
+                rep += 1
+            if rng.randint(0, 2):
+                rep *= 2
+            for _ in range(rep):
+                i = rng.randint(0, len(s) - 1)
+                s[i] = self.OPEN + self.CLOSE - s[i]
+        return s
+
+    def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        rng = _python_rng(generator)
+        full = torch.full((count, self.full_len), self.PAD, dtype=torch.long)
+        mask = torch.zeros(count, self.full_len - 1, dtype=torch.bool)
+        for r in range(count):
+            s = self.one(rng)
+            answer = self.CLOSE if self.is_balanced(s) else self.OPEN
+            row = [*s, self.QUERY, answer]
+            full[r, : len(row)] = torch.tensor(row)
+            mask[r, len(s)] = True
+        return full, mask
+
+
+register_task(ModAddConfig, ModAddTask)
+register_task(MemoriseConfig, MemoriseTask)
+register_task(NeedleConfig, NeedleTask)
+register_task(DecimalAddConfig, DecimalAddTask)
+register_task(ParensConfig, ParensTask)
+
+__all__ = [
+    "DecimalAddConfig", "DecimalAddTask", "MemoriseConfig", "MemoriseTask", "ModAddConfig",
+    "ModAddTask", "NeedleConfig", "NeedleTask", "ParensConfig", "ParensTask", "StreamedTask",
+    "lm_batch", "row_hash",
+]  # fmt: skip
