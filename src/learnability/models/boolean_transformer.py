@@ -1,0 +1,233 @@
+"""The Boolean-string transformer: Hahn & Rofin's published recipe and Kövér et al.'s recogniser.
+
+Input: bits (B, n) as tokens 0 / 1 (any `vocab_size`), position k holding x_k. Output: one scalar per
+string (B,), or one per position (B, n) with `readout="all"` (scratchpad targets).
+
+Embedding: `concat` = token embedding (width D/2) ‖ position embedding (width D/2), as published;
+`add` = both of width D, summed. With `positions="none"` the token embedding has the full width D.
+Positions: `learned` (a table of `max_len` rows (+1 for EOS/CLS); longer inputs are refused with a
+UserError), `sinusoidal` (fixed sin/cos of Vaswani et al., computed for any length: the length-agnostic
+scheme for length generalisation), or `none`.
+Readout: `last` position, `eos` (an EOS token, id `vocab_size`, is appended and read), `cls` (a CLS
+token, id `vocab_size`, is prepended and read), or `all` positions.
+
+Init schemes (`init`): `default` is PyTorch's own (what `nn.TransformerEncoder` gives: embeddings N(0,1),
+Linear kaiming-uniform, Xavier-uniform q/k/v); `uniform` draws *every* parameter (LayerNorm gains and
+biases included) from U[−B, B] with B = `init_scale`; `gaussian` every parameter from N(0, σ²), σ =
+`init_scale`; `xavier_uniform` / `xavier_normal` apply Xavier to every matrix (q, k and v separately,
+embeddings included) with zero biases and LayerNorm 1 / 0.
+
+Speed: without a trace, attention runs through `F.scaled_dot_product_attention` with a fused q/k/v
+projection, and since only one position is read, the last layer computes that position only (its keys
+and values still see every position), which gives exactly the same output for less work. With a trace
+every position of every layer is computed and the softmax is explicit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+from learnability.errors import UserError, check_choice
+from learnability.models.layers import Block, LayerNorm, check_tokens, default_init
+from learnability.models.trace import Trace
+
+INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
+
+
+@dataclass
+class BooleanTransformerConfig:
+    arch: Literal["boolean_transformer"] = "boolean_transformer"
+    n_layers: int = 2
+    n_heads: int = 2
+    d_model: int = 128
+    d_ff: int = 128
+    activation: Literal["relu", "gelu"] = "relu"
+    dropout: float = 0.0
+    ln: Literal["post", "pre", "none"] = "post"
+    ln_eps: float = 1e-5  # any value >= 0, exactly 0 included
+    embedding: Literal["concat", "add"] = "concat"
+    positions: Literal["learned", "sinusoidal", "none"] = "learned"
+    max_len: int = (
+        256  # longest input (bits, not counting EOS/CLS) a learned position table accepts
+    )
+    readout: Literal["last", "eos", "cls", "all"] = "last"
+    causal: bool = False
+    vocab_size: int = 2
+    init: Literal["default", "uniform", "gaussian", "xavier_uniform", "xavier_normal"] = "default"
+    init_scale: float = (
+        10.0  # B of uniform [-B, B] / σ of gaussian (10 in Bhattamishra et al. 2023)
+    )
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise a one-line UserError for an inconsistent configuration."""
+        check_choice("activation", self.activation, ("relu", "gelu"))
+        check_choice("ln placement", self.ln, ("post", "pre", "none"))
+        check_choice("embedding", self.embedding, ("concat", "add"))
+        check_choice("positions", self.positions, ("learned", "sinusoidal", "none"))
+        check_choice("readout", self.readout, ("last", "eos", "cls", "all"))
+        check_choice("init scheme", self.init, INITS)
+        for name in ("n_layers", "n_heads", "d_model", "d_ff", "max_len", "vocab_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise UserError(f"{name}={value!r} is not allowed; it must be a positive integer")
+        if self.d_model % self.n_heads:
+            raise UserError(
+                f"n_heads={self.n_heads} does not divide d_model={self.d_model}; pick a divisor of the width"
+            )
+        if self.embedding == "concat" and self.positions != "none" and self.d_model % 2:
+            raise UserError(
+                f"embedding='concat' needs an even d_model (half token, half position); got {self.d_model}"
+            )
+        if not self.ln_eps >= 0 or math.isinf(self.ln_eps):
+            raise UserError(
+                f"ln_eps={self.ln_eps!r} is not allowed; it must be a finite number >= 0 (0 allowed)"
+            )
+        if not 0 <= self.dropout < 1:
+            raise UserError(f"dropout={self.dropout!r} is not allowed; it must be in [0, 1)")
+        if not self.init_scale > 0:
+            raise UserError(f"init_scale={self.init_scale!r} is not allowed; it must be > 0")
+
+
+def sinusoidal_positions(t: int, width: int, device: torch.device, dtype: torch.dtype) -> Tensor:
+    """(t, width) fixed sin/cos position codes (Vaswani et al. 2017), for any t."""
+    pos = torch.arange(t, device=device, dtype=torch.float32)[:, None]
+    freq = torch.exp(
+        torch.arange(0, width, 2, device=device, dtype=torch.float32) * (-math.log(10000.0) / width)
+    )
+    out = torch.zeros(t, width, device=device)
+    out[:, 0::2] = torch.sin(pos * freq)
+    out[:, 1::2] = torch.cos(pos * freq)[:, : width // 2]
+    return out.to(dtype)
+
+
+class BooleanTransformer(nn.Module):
+    """tokens (B, n) -> (B,) scalar, or (B, n) with readout="all"."""
+
+    def __init__(
+        self, config: BooleanTransformerConfig, generator: torch.Generator | None = None
+    ) -> None:
+        super().__init__()
+        config.validate()
+        self.config = c = config
+        self.extra = int(c.readout in ("eos", "cls"))  # one EOS / CLS token, id vocab_size
+        split = c.embedding == "concat" and c.positions != "none"
+        self.token_width = c.d_model // 2 if split else c.d_model
+        self.position_width = c.d_model - self.token_width if split else c.d_model
+        self.token_embedding = nn.Embedding(c.vocab_size + self.extra, self.token_width)
+        if c.positions == "learned":
+            self.position_embedding = nn.Embedding(c.max_len + self.extra, self.position_width)
+        self.layers = nn.ModuleList(
+            Block(
+                i, c.d_model, c.n_heads, c.d_ff, c.activation, c.dropout, c.ln, c.ln_eps, c.causal
+            )
+            for i in range(c.n_layers)
+        )
+        # pre-LN leaves the residual stream un-normalised: normalise once before the readout
+        self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln") if c.ln == "pre" else None
+        self.readout = nn.Linear(c.d_model, 1)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """Initialise every parameter by the configured scheme, from `generator` (global RNG if None)."""
+        c, g = self.config, generator
+        default_init(self, g)
+        if c.init == "default":
+            return
+        for name, p in self.named_parameters():
+            if c.init == "uniform":
+                nn.init.uniform_(p, -c.init_scale, c.init_scale, generator=g)
+            elif c.init == "gaussian":
+                nn.init.normal_(p, 0.0, c.init_scale, generator=g)
+            elif p.dim() < 2:
+                nn.init.ones_(p) if ".ln" in f".{name}" and name.endswith(
+                    "weight"
+                ) else nn.init.zeros_(p)
+            else:
+                xavier = (
+                    nn.init.xavier_uniform_
+                    if c.init == "xavier_uniform"
+                    else nn.init.xavier_normal_
+                )
+                for block in (
+                    p.data.split(c.d_model) if name.endswith("in_proj.weight") else [p.data]
+                ):
+                    xavier(block, generator=g)
+
+    def positional_parameter_names(self) -> set[str]:
+        return {"position_embedding.weight"} if self.config.positions == "learned" else set()
+
+    def query_key_matrices(self) -> list[list[tuple[Tensor, Tensor]]]:
+        """Per layer, per head, (K, Q): each (D/H, D), so head h scores q·k = xᵀ Qᵀ K y (before 1/√dh)."""
+        out = []
+        d, dh = self.config.d_model, self.config.d_model // self.config.n_heads
+        for block in self.layers:
+            w = block.attn.in_proj.weight
+            q, k = w[:d], w[d : 2 * d]
+            out.append(
+                [
+                    (k[h * dh : (h + 1) * dh], q[h * dh : (h + 1) * dh])
+                    for h in range(self.config.n_heads)
+                ]
+            )
+        return out
+
+    def _check(self, tokens: Tensor) -> None:
+        c = self.config
+        limit = c.max_len if c.positions == "learned" else None
+        what = "learned position table; use a larger max_len, or positions='sinusoidal' to generalise in length"
+        check_tokens(tokens, c.vocab_size, limit, what)
+
+    def embed(self, tokens: Tensor) -> Tensor:
+        """tokens (B, n) -> (B, T, D), T = n + 1 with EOS / CLS."""
+        c = self.config
+        b = tokens.shape[0]
+        special = torch.full((b, 1), c.vocab_size, dtype=tokens.dtype, device=tokens.device)
+        if c.readout == "eos":
+            tokens = torch.cat([tokens, special], 1)
+        elif c.readout == "cls":
+            tokens = torch.cat([special, tokens], 1)
+        t = tokens.shape[1]
+        x = self.token_embedding(tokens)  # (B, T, Dt)
+        if c.positions == "none":
+            return x
+        if c.positions == "learned":
+            pos = self.position_embedding.weight[:t]
+        else:
+            pos = sinusoidal_positions(t, self.position_width, x.device, x.dtype)
+        if c.embedding == "add":
+            return x + pos
+        return torch.cat([x, pos.expand(b, t, -1)], -1)
+
+    def forward(self, tokens: Tensor, trace: bool = False) -> Tensor | tuple[Tensor, Trace]:
+        """tokens (B, n) long -> (B,) (or (B, n) for readout="all"); with trace=True also a Trace."""
+        self._check(tokens)
+        c = self.config
+        rec = Trace() if trace else None
+        x = self.embed(tokens)
+        read = 0 if c.readout == "cls" else -1
+        if rec is not None:
+            rec.hidden.append(x)
+        for i, block in enumerate(self.layers):
+            # the last layer only needs the read position when not tracing (same numbers, less work)
+            last = i == len(self.layers) - 1 and rec is None and c.readout != "all"
+            x = block(x, rec, read if last else None)
+            if rec is not None:
+                rec.hidden.append(x)
+        if self.final_ln is not None:
+            x = self.final_ln(x, rec)
+        if c.readout == "all":
+            out = self.readout(x).squeeze(-1)  # (B, T)
+        else:
+            out = self.readout(x[:, read]).squeeze(-1)  # (B,)
+        return (out, rec) if trace else out
+
+
+__all__ = ["BooleanTransformer", "BooleanTransformerConfig", "sinusoidal_positions"]

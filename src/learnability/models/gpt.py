@@ -1,0 +1,125 @@
+"""GPT-2 decoder of the Zhong & Andreas recipe (SPEC §5).
+
+Pre-LN blocks, tanh-GELU MLP of width 4D, learned absolute positions, untied `unembedding`, causal,
+dropout 0 and LayerNorm eps 1e-5 by default. Init: N(0, 0.02) for every matrix and embedding except the
+attention and MLP output projections (`attn.out_proj`, `mlp.proj`) at N(0, 0.02/√(2·n_layers)); zero
+biases; LayerNorm gain 1, bias 0.
+
+tokens (B, T) long -> logits (B, T, V). With trace=True also a `Trace` (hidden = residual stream after
+the embedding and after each layer, attention maps, every LayerNorm's input and normaliser).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import Tensor, nn
+
+from learnability.errors import UserError
+from learnability.models.layers import Block, LayerNorm, check_tokens
+from learnability.models.trace import Trace
+
+
+@dataclass
+class GPTConfig:
+    arch: Literal["gpt"] = "gpt"
+    vocab_size: int = 256
+    max_len: int = 64
+    n_layers: int = 2
+    n_heads: int = 2
+    d_model: int = 128
+    d_ff: int | None = None  # None = 4 * d_model
+    dropout: float = 0.0
+    ln_eps: float = 1e-5
+    init_std: float = 0.02
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise a one-line UserError for an inconsistent configuration."""
+        for name in ("vocab_size", "max_len", "n_layers", "n_heads", "d_model"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise UserError(f"{name}={value!r} is not allowed; it must be a positive integer")
+        if self.d_ff is not None and (not isinstance(self.d_ff, int) or self.d_ff < 1):
+            raise UserError(
+                f"d_ff={self.d_ff!r} is not allowed; it must be a positive integer or None (= 4·d_model)"
+            )
+        if self.d_model % self.n_heads:
+            raise UserError(
+                f"n_heads={self.n_heads} does not divide d_model={self.d_model}; pick a divisor of the width"
+            )
+        if not self.ln_eps >= 0 or math.isinf(self.ln_eps):
+            raise UserError(
+                f"ln_eps={self.ln_eps!r} is not allowed; it must be a finite number >= 0"
+            )
+        if not 0 <= self.dropout < 1:
+            raise UserError(f"dropout={self.dropout!r} is not allowed; it must be in [0, 1)")
+        if not self.init_std > 0:
+            raise UserError(f"init_std={self.init_std!r} is not allowed; it must be > 0")
+
+
+class GPT(nn.Module):
+    """tokens (B, T) -> logits (B, T, V)."""
+
+    def __init__(self, config: GPTConfig, generator: torch.Generator | None = None) -> None:
+        super().__init__()
+        config.validate()
+        self.config = c = config
+        d_ff = c.d_ff or 4 * c.d_model
+        self.token_embedding = nn.Embedding(c.vocab_size, c.d_model)
+        self.position_embedding = nn.Embedding(c.max_len, c.d_model)
+        self.drop = nn.Dropout(c.dropout)
+        self.layers = nn.ModuleList(
+            Block(
+                i, c.d_model, c.n_heads, d_ff, "gelu_tanh", c.dropout, "pre", c.ln_eps, causal=True
+            )
+            for i in range(c.n_layers)
+        )
+        self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln")
+        self.unembedding = nn.Linear(c.d_model, c.vocab_size)
+        self.reset_parameters(generator)
+
+    def reset_parameters(self, generator: torch.Generator | None = None) -> None:
+        """GPT-2 init (see module docstring), from `generator` (global RNG if None)."""
+        c = self.config
+        out_std = c.init_std / math.sqrt(2 * c.n_layers)
+        for name, p in self.named_parameters():
+            if p.dim() >= 2:
+                std = (
+                    out_std
+                    if name.endswith(("attn.out_proj.weight", "mlp.proj.weight"))
+                    else c.init_std
+                )
+                nn.init.normal_(p, 0.0, std, generator=generator)
+            elif ".ln" in f".{name}" and name.endswith("weight"):
+                nn.init.ones_(p)
+            else:
+                nn.init.zeros_(p)
+
+    def positional_parameter_names(self) -> set[str]:
+        return {"position_embedding.weight"}
+
+    def _check(self, tokens: Tensor) -> None:
+        check_tokens(tokens, self.config.vocab_size, self.config.max_len)
+
+    def forward(self, tokens: Tensor, trace: bool = False) -> Tensor | tuple[Tensor, Trace]:
+        """tokens (B, T) long -> logits (B, T, V); with trace=True also a Trace."""
+        self._check(tokens)
+        rec = Trace() if trace else None
+        t = tokens.shape[1]
+        x = self.drop(
+            self.token_embedding(tokens) + self.position_embedding.weight[:t]
+        )  # (B, T, D)
+        if rec is not None:
+            rec.hidden.append(x)
+        for block in self.layers:
+            x = block(x, rec)
+            if rec is not None:
+                rec.hidden.append(x)
+        logits = self.unembedding(self.final_ln(x, rec))
+        return (logits, rec) if trace else logits
