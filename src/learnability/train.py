@@ -7,7 +7,7 @@
   patterns over parameter names (`fnmatch`, e.g. ["layers.*.attn.*", "readout.*"]) naming the parameters
   that train. Every pattern must match something and something must be left to train, else `UserError`.
   Frozen parameters are left out of the optimiser, so they stay bit-identical (no weight decay touches them).
-- Losses: "mse" (scalar output (B,) vs targets (B,)), "ce" (logits (B,T,V) vs targets (B,T) on the positions
+- Losses: "mse" (scalar output (B,) vs targets (B,), or per-position (B,T) on `mask`), "ce" (logits (B,T,V) vs targets (B,T) on the positions
   in `mask`), "kl" (KL(target ‖ model) of the last position's distribution; logits (B,V) or (B,T,V)).
 - Data: streamed tasks draw a fresh batch per step from a generator seeded with the data seed; fixed-dataset
   tasks draw minibatches (with replacement) from `task.train_set()`, or use it whole if it fits in one batch.
@@ -81,12 +81,12 @@ class TrainResult:
 
 # -- model construction ------------------------------------------------------------------------------------
 def seeded_model(config: Any, seed: int, device: torch.device | str = "cpu") -> nn.Module:
-    """`build_model(config)` with its initialisation drawn from `seed` only (global RNG state restored after)."""
+    """`build_model(config)` with its initialisation drawn from `seed` only (the global RNG is left alone)."""
     from learnability.models import build_model
 
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]):  # belt and braces for models that touch the global RNG
         torch.manual_seed(int(seed))
-        model = build_model(config)
+        model = build_model(config, seed=int(seed))
     return model.to(resolve_device(device))
 
 

@@ -11,9 +11,10 @@ Conventions (see docs/ARCHITECTURE.md): position k holds x_k; the integer code o
   [min_len, max_len] (one length per batch keeps batches rectangular without padding); the function is resolved
   again per length (meaningful for length-generic zoo functions: parity, majority, first, ...).
   `length_buckets` ([[lo, hi], ...], may exceed max_len) are the evaluation buckets of `length_test_sets()`.
-- scratchpad: PARITY with the prefix parity x_0 ⊕ … ⊕ x_t as target at every position t. This is a per-position
-  task: output "tokens", loss "ce" over the 2 classes, every position scored (train it with a causal LM such as
-  the GPT model with vocab 2).
+- scratchpad: PARITY with the prefix parity x_0 ⊕ … ⊕ x_t as target at every position t: per-position scalar
+  targets (B, T) float in the target scale with `mask` (B, T) (every position scored), output "tokens", loss
+  "mse", accuracy thresholded per scored position. Train a model with per-position scalar output, e.g. the
+  Boolean transformer with readout="all" and causal=True.
 """
 
 from __future__ import annotations
@@ -63,14 +64,8 @@ def _evaluate(fn: Any, bits: torch.Tensor) -> torch.Tensor:
     """f on a (B, n) 0/1 batch → (B,) float64, through whichever interface the function object offers."""
     import numpy as np
 
-    x = bits.to(torch.uint8).cpu().numpy()
-    for attr in ("evaluate", "eval", "__call__"):
-        method = getattr(fn, attr, None)
-        if method is None:
-            continue
-        out = method(x)
-        return torch.as_tensor(np.asarray(out, dtype=np.float64)).reshape(-1)
-    raise TypeError(f"cannot evaluate Boolean function object {fn!r}")
+    out = fn(bits.to(torch.uint8).cpu().numpy())
+    return torch.as_tensor(np.asarray(out, dtype=np.float64)).reshape(-1)
 
 
 class BooleanTask(Task):
@@ -112,7 +107,7 @@ class BooleanTask(Task):
         if c.scratchpad:
             if c.function.strip().lower() != "parity":
                 raise UserError(f"task.scratchpad needs function 'parity', not {c.function!r}")
-            self.output, self.loss = "tokens", "ce"
+            self.output, self.loss = "tokens", "mse"
         else:
             self.output, self.loss = "scalar", "mse"
         self.threshold = 0.5 if c.targets == "01" else 0.0
@@ -127,7 +122,10 @@ class BooleanTask(Task):
         if self.config.scratchpad:
             return None
         if length not in self._functions:
-            from learnability.boolean import resolve_function
+            try:
+                from learnability.boolean import resolve_function
+            except ImportError:  # the package's re-export is optional; the function lives here
+                from learnability.boolean.functions import resolve_function
 
             self._functions[length] = resolve_function(self.config.function, length)
         return self._functions[length]
@@ -135,7 +133,8 @@ class BooleanTask(Task):
     def target_values(self, bits: torch.Tensor) -> torch.Tensor:
         """f(x) for a (B, L) 0/1 batch, in the task's target scale: (B,) float, or (B, L) long (scratchpad)."""
         if self.config.scratchpad:
-            return torch.cumsum(bits.to(torch.int64), 1) % 2
+            f = (torch.cumsum(bits.to(torch.int64), 1) % 2).to(torch.float32)
+            return f if self.config.targets == "01" else 2 * f - 1
         length = bits.shape[1]
         if length <= 20:  # one truth table per length, then gather: cheap and exact
             if length not in self._tables:
@@ -223,7 +222,11 @@ class BooleanTask(Task):
         return self._test
 
     def accuracy(self, output: torch.Tensor, batch: Batch) -> float:
-        return default_accuracy(self.output, output, batch, threshold=self.threshold)
+        if self.config.scratchpad:  # per-position scalars, thresholded on the scored positions
+            hit = (output.detach() > self.threshold) == (batch.targets > self.threshold)
+            mask = batch.mask if batch.mask is not None else torch.ones_like(hit)
+            return (hit & mask).sum().item() / max(int(mask.sum().item()), 1)
+        return default_accuracy("scalar", output, batch, threshold=self.threshold)
 
     def length_test_sets(self, per_length: int = 256) -> dict[str, list[Batch]]:
         """Evaluation batches per length bucket "lo-hi": one batch of `per_length` strings per length."""
