@@ -1,0 +1,426 @@
+"""Typed configs: build dataclasses strictly from dicts / YAML, apply `a.b=v` overrides, hash them.
+
+A config is a plain `@dataclass` with type hints and defaults. `from_dict(cls, data)` builds one and
+rejects anything it does not understand, naming the field path (`model.d_model`), the value and what
+was expected. Supported field types: `int`, `float` (an int is accepted and converted), `bool`, `str`,
+`Path` (from a string), `Literal[...]`, `X | None`, `list[X]`, `tuple[X, ...]` / `tuple[A, B]`,
+`dict[str, X]`, `Any`, nested dataclasses, and tagged unions of dataclasses.
+
+Tagged unions: a field typed `A | B` where A and B are dataclasses that share a field whose type is a
+`Literal` (the tag, e.g. `arch` or `name`). The tag value in the data chooses the member. When the data
+omits the tag and the field's default is an instance of one member, that member is used (so
+`model: {d_model: 64}` edits the default model); otherwise a missing or unknown tag is an error listing
+the allowed tags.
+
+`config_hash(job, config)` is the sha256 (16 hex digits) of the sorted JSON of `{"job", "config"}`,
+where the config is fully resolved (defaults included), so a run's id does not depend on how the
+config was spelled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+import yaml
+
+from learnability.errors import UserError, did_you_mean
+
+__all__ = [
+    "apply_overrides",
+    "config_hash",
+    "from_dict",
+    "load_yaml",
+    "parse_override",
+    "save_resolved",
+    "to_dict",
+    "validate_key",
+]
+
+_MISSING = dataclasses.MISSING
+_hints_cache: dict[type, dict[str, Any]] = {}
+_fields_cache: dict[type, tuple[dataclasses.Field, ...]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    hints = _hints_cache.get(cls)
+    if hints is None:
+        hints = typing.get_type_hints(cls)
+        _hints_cache[cls] = hints
+        _fields_cache[cls] = tuple(f for f in dataclasses.fields(cls) if f.init)
+    return hints
+
+
+def _fields(cls: type) -> tuple[dataclasses.Field, ...]:
+    _hints(cls)
+    return _fields_cache[cls]
+
+
+def _type_name(tp: Any) -> str:
+    if tp is type(None):
+        return "null"
+    if isinstance(tp, type) and not get_args(tp):
+        return tp.__name__
+    origin = get_origin(tp)
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in get_args(tp))
+    return str(tp).replace("typing.", "")
+
+
+def _where(path: str) -> str:
+    return path or "<config>"
+
+
+def _is_union(tp: Any) -> bool:
+    return get_origin(tp) in (Union, types.UnionType)
+
+
+def _tag_field(members: tuple[type, ...]) -> str | None:
+    """The field name every member carries with a `Literal` type (the union's tag), or None."""
+    first = members[0]
+    for f in _fields(first):
+        if all(
+            get_origin(_hints(m).get(f.name)) is Literal and f.name in _hints(m) for m in members
+        ):
+            return f.name
+    return None
+
+
+def _tag_values(cls: type, tag: str) -> tuple[Any, ...]:
+    return get_args(_hints(cls)[tag])
+
+
+def _convert(tp: Any, value: Any, path: str, default: Any = _MISSING) -> Any:
+    if tp is Any:
+        return value
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return _build(tp, value, path)
+    origin = get_origin(tp)
+    if origin is Literal:
+        allowed = get_args(tp)
+        # bool is an int subclass: keep True from matching a Literal[1]
+        if any(value == a and type(value) is type(a) for a in allowed):
+            return value
+        raise UserError(
+            f"{_where(path)}: {value!r} is not allowed{did_you_mean(str(value), [str(a) for a in allowed])}; "
+            f"allowed: {', '.join(repr(a) for a in allowed)}"
+        )
+    if _is_union(tp):
+        args = get_args(tp)
+        if value is None:
+            if type(None) in args:
+                return None
+            raise UserError(f"{_where(path)}: null is not allowed; expected {_type_name(tp)}")
+        members = tuple(a for a in args if a is not type(None))
+        if len(members) == 1:
+            return _convert(members[0], value, path)
+        if all(dataclasses.is_dataclass(m) for m in members):
+            return _convert_tagged(members, value, path, default)
+        for member in members:  # plain union such as int | str: first member that accepts it
+            try:
+                return _convert(member, value, path)
+            except UserError:
+                continue
+        raise UserError(f"{_where(path)}: {value!r} is not a {_type_name(tp)}")
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise UserError(f"{_where(path)}: {value!r} is not a bool (true/false)")
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)  # YAML's 1e3 is a float; accept integral floats for int fields
+        raise UserError(f"{_where(path)}: {value!r} is not an int")
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):  # YAML 1.1 reads "1e-3" as a string
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise UserError(f"{_where(path)}: {value!r} is not a float")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise UserError(f"{_where(path)}: {value!r} is not a str")
+    if tp is Path:
+        if isinstance(value, (str, Path)):
+            return Path(value)
+        raise UserError(f"{_where(path)}: {value!r} is not a path")
+    if origin in (list, typing.Sequence, tuple) or tp in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise UserError(f"{_where(path)}: {value!r} is not a list; expected {_type_name(tp)}")
+        args = get_args(tp)
+        if origin is tuple or tp is tuple:
+            if not args:
+                return tuple(value)
+            if len(args) == 2 and args[1] is Ellipsis:
+                return tuple(_convert(args[0], v, f"{path}[{i}]") for i, v in enumerate(value))
+            if len(value) != len(args):
+                raise UserError(
+                    f"{_where(path)}: {value!r} has {len(value)} items; expected {len(args)}"
+                )
+            return tuple(
+                _convert(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value))
+            )
+        item = args[0] if args else Any
+        return [_convert(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or tp is dict:
+        if not isinstance(value, dict):
+            raise UserError(
+                f"{_where(path)}: {value!r} is not a mapping; expected {_type_name(tp)}"
+            )
+        key_t, val_t = get_args(tp) or (Any, Any)
+        return {
+            _convert(key_t, k, f"{path}.<key>"): _convert(val_t, v, f"{path}.{k}")
+            for k, v in value.items()
+        }
+    if isinstance(tp, type) and isinstance(value, tp):
+        return value
+    raise UserError(f"{_where(path)}: unsupported field type {_type_name(tp)}")
+
+
+def _convert_tagged(members: tuple[type, ...], value: Any, path: str, default: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if isinstance(value, members):
+            return value
+        raise UserError(f"{_where(path)}: {type(value).__name__} is not one of the allowed configs")
+    tag = _tag_field(members)
+    if tag is None:
+        raise UserError(
+            f"{_where(path)}: cannot choose between {_type_name(members)} (no tag field)"
+        )
+    by_tag: dict[Any, type] = {}
+    for m in members:
+        for v in _tag_values(m, tag):
+            by_tag[v] = m
+    allowed = ", ".join(repr(t) for t in by_tag)
+    if not isinstance(value, dict):
+        raise UserError(
+            f"{_where(path)}: {value!r} is not a mapping; expected a config with {tag}: {allowed}"
+        )
+    if tag not in value:
+        if default is not _MISSING and isinstance(default, members):
+            return _build(type(default), {**value, tag: getattr(default, tag)}, path)
+        raise UserError(f"{_where(path)}: missing {tag!r}; allowed: {allowed}")
+    chosen = value[tag]
+    if chosen not in by_tag:
+        raise UserError(
+            f"{_where(path)}.{tag}: unknown {tag} {chosen!r}{did_you_mean(str(chosen), [str(t) for t in by_tag])}; "
+            f"allowed: {allowed}"
+        )
+    return _build(by_tag[chosen], value, path)
+
+
+def _field_default(f: dataclasses.Field) -> Any:
+    if f.default is not _MISSING:
+        return f.default
+    if f.default_factory is not _MISSING:  # type: ignore[misc]
+        return f.default_factory()  # type: ignore[misc]
+    return _MISSING
+
+
+def _build(cls: type, data: Any, path: str) -> Any:
+    if dataclasses.is_dataclass(data) and not isinstance(data, type):
+        if isinstance(data, cls):
+            return data
+        data = to_dict(data)
+    if not isinstance(data, dict):
+        raise UserError(
+            f"{_where(path)}: {data!r} is not a mapping; expected {cls.__name__} fields"
+        )
+    hints = _hints(cls)
+    fields = _fields(cls)
+    names = [f.name for f in fields]
+    for key in data:
+        if key not in hints or key not in names:
+            sub = f"{path}.{key}" if path else str(key)
+            raise UserError(
+                f"unknown key {sub!r}{did_you_mean(str(key), names)}; "
+                f"{cls.__name__} has: {', '.join(names)}"
+            )
+    kwargs = {}
+    for f in fields:
+        sub = f"{path}.{f.name}" if path else f.name
+        if f.name in data:
+            default = _field_default(f) if _is_union(hints[f.name]) else _MISSING
+            kwargs[f.name] = _convert(hints[f.name], data[f.name], sub, default)
+        elif f.default is _MISSING and f.default_factory is _MISSING:  # type: ignore[misc]
+            raise UserError(f"{sub}: missing required field ({_type_name(hints[f.name])})")
+    try:
+        return cls(**kwargs)
+    except UserError:
+        raise
+    except (ValueError, TypeError) as exc:  # a __post_init__ check that is not a UserError
+        raise UserError(f"{_where(path)}: {exc}") from None
+
+
+def from_dict(cls: type, data: Any, path: str = "") -> Any:
+    """Build the dataclass `cls` from `data` (a mapping, possibly nested), strictly.
+
+    Missing fields take their defaults; unknown keys, wrong types and bad tags raise UserError.
+    """
+    if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
+        return _convert(cls, data, path)
+    return _build(cls, data, path)
+
+
+def to_dict(obj: Any) -> Any:
+    """The plain-data form of a config (dicts, lists, scalars): `from_dict(type(c), to_dict(c)) == c`."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """'a.b=v' -> ('a.b', v) with v read as a YAML scalar or list ('3', '1e-3', '[1, 2]', 'true')."""
+    if "=" not in text:
+        raise UserError(f"override {text!r} is not of the form key=value (e.g. train.lr=1e-3)")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise UserError(f"override {text!r} has an empty key; expected e.g. model.d_model=64")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw  # not valid YAML: keep it as the literal string
+    if isinstance(value, str):
+        value = _maybe_number(value)
+    return key, value
+
+
+def _maybe_number(text: str) -> Any:
+    # YAML 1.1 leaves 1e-3 (no dot) as a string; researchers mean a number.
+    try:
+        return float(text) if any(c in text for c in "eE.") else int(text)
+    except ValueError:
+        return text
+
+
+def validate_key(cls: type, key: str, data: dict | None = None) -> None:
+    """Raise UserError if the dotted `key` is not a field path of the dataclass `cls`.
+
+    Inside a tagged union, the member is chosen by the tag in `data` when present, else any member
+    that has the field is accepted.
+    """
+    parts = key.split(".")
+    candidates: list[type] = [cls]
+    node: Any = data
+    for i, part in enumerate(parts):
+        nxt: list[type] = []
+        found_any = False
+        names: list[str] = []
+        for c in candidates:
+            hints = _hints(c)
+            names.extend(f.name for f in _fields(c))
+            if part in hints:
+                found_any = True
+                nxt.extend(
+                    _dataclass_members(
+                        hints[part], node.get(part) if isinstance(node, dict) else None
+                    )
+                )
+        if not found_any:
+            prefix = ".".join(parts[:i])
+            where = f" in {prefix!r}" if prefix else ""
+            uniq = list(dict.fromkeys(names))
+            raise UserError(
+                f"unknown key {key!r}: no field {part!r}{where}{did_you_mean(part, uniq)}; "
+                f"allowed: {', '.join(uniq)}"
+            )
+        node = node.get(part) if isinstance(node, dict) else None
+        if i < len(parts) - 1 and not nxt:
+            # dict[str, X] fields take arbitrary sub-keys; anything else has no sub-fields
+            return
+        candidates = nxt
+
+
+def _dataclass_members(tp: Any, data: Any) -> list[type]:
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        return [tp]
+    if _is_union(tp):
+        members = [a for a in get_args(tp) if dataclasses.is_dataclass(a) and isinstance(a, type)]
+        if len(members) > 1 and isinstance(data, dict):
+            tag = _tag_field(tuple(members))
+            if tag and tag in data:
+                chosen = [m for m in members if data[tag] in _tag_values(m, tag)]
+                if chosen:
+                    return chosen
+        return members
+    return []
+
+
+def set_dotted(data: dict, key: str, value: Any) -> None:
+    """Set `data[a][b] = value` for key 'a.b', creating intermediate mappings."""
+    parts = key.split(".")
+    node = data
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def apply_overrides(data: dict, overrides: list[str], cls: type | None = None) -> dict:
+    """A copy of `data` with each 'a.b=v' applied; with `cls`, keys are checked against its fields."""
+    out = json.loads(json.dumps(data)) if data else {}
+    for text in overrides:
+        key, value = parse_override(text)
+        if cls is not None:
+            validate_key(cls, key, out)
+        set_dotted(out, key, value)
+    return out
+
+
+def load_yaml(path: str | Path) -> dict:
+    """Read a YAML mapping; a missing file or bad YAML is a UserError naming the file (and line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"config file {str(path)!r} does not exist")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise UserError(f"{path}:{where} is not valid YAML: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def canonical_json(data: Any) -> str:
+    return json.dumps(to_dict(data), sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def config_hash(job: str, config: Any) -> str:
+    """Stable id of a run: sha256 of the sorted JSON of job + resolved config, 16 hex digits."""
+    text = canonical_json({"job": job, "config": to_dict(config)})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def save_resolved(config: Any, path: str | Path) -> Path:
+    """Write the resolved config (defaults included) as YAML."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
+    return path

@@ -1,0 +1,355 @@
+"""Where runs execute: inline, a local process pool, or Ray. All three call the same `execute_run`.
+
+`execute_run(payload) -> result` runs one job in the current process and never raises for a job's
+own failure: an exception becomes status "failed" with the traceback's last line as `error` and the
+full traceback; a job returning `{"status": "diverged", ...}` becomes "diverged". Torch is limited to
+`threads` threads per run, so N workers use N cores and results do not depend on the backend.
+
+Executors are driven by the runner (`runner.run_sweep`) through three calls: `submit(key, payload)`,
+`poll(timeout) -> [(key, result)]`, `close()`; `capacity` is how many runs to keep in flight. A worker
+that dies (os._exit, segfault, OOM kill) comes back as a result with `crashed=True` and
+`crash_group` = how many runs died with it: the local pool loses every run in flight when one
+worker dies (`BrokenProcessPool`), so the runner re-runs those one at a time to find the culprit,
+and rebuilds the pool. Ray isolates tasks, so its crash groups have size 1.
+
+The local pool uses the forkserver start method (spawn where there is none) with torch preloaded in
+the server, so starting or rebuilding a pool costs a fork, not a fresh torch import; forking the
+driver itself is avoided because CUDA and torch's thread pools are not fork-safe.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import multiprocessing
+import os
+import signal
+import socket
+import sys
+import time
+import traceback
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Any
+
+from learnability.errors import UserError
+
+__all__ = ["InlineExecutor", "LocalExecutor", "RayExecutor", "execute_run", "make_executor"]
+
+_versions: dict[str, str] | None = None
+
+
+def versions() -> dict[str, str]:
+    """python, torch, learnability versions and the host of this process (cached)."""
+    global _versions
+    if _versions is None:
+        import torch
+
+        try:
+            from importlib.metadata import version
+
+            own = version("learnability")
+        except Exception:
+            own = "unknown"
+        _versions = {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "learnability": own,
+            "host": socket.gethostname(),
+        }
+    return _versions
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe copy of a job's metrics (tensors and numpy scalars become numbers / lists)."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "tolist"):
+        return _clean(value.tolist())
+    if hasattr(value, "item"):
+        return _clean(value.item())
+    return str(value)
+
+
+def _dump_yaml(data: dict, path: Path) -> None:
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    path.write_text(yaml.dump(data, Dumper=dumper, sort_keys=False))
+
+
+def execute_run(payload: dict) -> dict:
+    """Run one job here. payload: run_id, job, module, config (plain dict), run_dir, device, threads.
+
+    Returns {status, metrics, error, traceback, started, finished, seconds, versions}; `seconds` is
+    the job function's own wall time."""
+    from learnability.config import from_dict
+    from learnability.sweep.jobs import RunContext, get_job, import_job_module
+
+    started = time.time()
+    seconds = 0.0
+    ctx = None
+    try:
+        import torch
+
+        threads = payload.get("threads") or 0
+        if threads and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        import_job_module(payload.get("module", ""))
+        job = get_job(payload["job"])
+        config = from_dict(job.config_cls, payload["config"])
+        run_dir = Path(payload["run_dir"])
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _dump_yaml(payload["config"], run_dir / "config.yaml")
+        from learnability.device import resolve_device
+
+        ctx = RunContext(
+            run_id=payload["run_id"], run_dir=run_dir, device=resolve_device(payload["device"])
+        )
+        t0 = time.perf_counter()
+        metrics = job.fn(config, ctx)
+        seconds = time.perf_counter() - t0
+        if metrics is None:
+            metrics = {}
+        if not isinstance(metrics, dict):
+            raise TypeError(
+                f"job {payload['job']!r} returned {type(metrics).__name__}, expected a dict"
+            )
+        metrics = _clean(metrics)
+        json.dumps(metrics, allow_nan=True)
+        status = "diverged" if metrics.get("status") == "diverged" else "ok"
+        error = metrics.get("error") if status == "diverged" else None
+        tb = None
+    except KeyboardInterrupt:
+        raise
+    except (
+        BaseException
+    ) as exc:  # SystemExit from a job is a failure of that run, not of the worker
+        status = "failed"
+        metrics = {}
+        tb = traceback.format_exc()
+        last = f"{type(exc).__name__}: {exc}".strip()
+        error = last.splitlines()[-1] if last else type(exc).__name__
+    finally:
+        if ctx is not None:
+            ctx.close()
+    return {
+        "status": status,
+        "metrics": metrics,
+        "error": error,
+        "traceback": tb,
+        "started": started,
+        "finished": time.time(),
+        "seconds": seconds,
+        "versions": versions(),
+    }
+
+
+def crash_result(error: str, group: int) -> dict:
+    now = time.time()
+    return {
+        "status": "failed",
+        "metrics": {},
+        "error": error,
+        "traceback": None,
+        "started": now,
+        "finished": now,
+        "seconds": None,
+        "versions": {},
+        "crashed": True,
+        "crash_group": group,
+    }
+
+
+class InlineExecutor:
+    """Runs each job in the driver process at submit time (workers=0: for debugging with pdb)."""
+
+    capacity = 1
+
+    def __init__(self) -> None:
+        self._done: list[tuple[str, dict]] = []
+
+    def submit(self, key: str, payload: dict) -> None:
+        self._done.append((key, execute_run(payload)))
+
+    def poll(self, timeout: float) -> list[tuple[str, dict]]:
+        done, self._done = self._done, []
+        return done
+
+    def close(self) -> None:
+        pass
+
+
+def _init_worker(threads: int) -> None:
+    # Ctrl-C goes to the whole process group: let the driver handle it, not every worker
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    import torch
+
+    torch.set_num_threads(max(1, threads))
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(
+            ["torch", "learnability.sweep.executors", "learnability.sweep.jobs"]
+        )
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+class LocalExecutor:
+    """A process pool on this machine; rebuilt after a worker dies."""
+
+    def __init__(self, workers: int, threads: int = 1) -> None:
+        self.workers = workers
+        self.threads = threads
+        # one queued run per worker hides the round trip to the driver between runs
+        self.capacity = 2 * workers
+        self._futures: dict[Future, str] = {}
+        self._pool = self._new_pool()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=_context(),
+            initializer=_init_worker,
+            initargs=(self.threads,),
+        )
+
+    def submit(self, key: str, payload: dict) -> None:
+        try:
+            future = self._pool.submit(execute_run, payload)
+        except BrokenProcessPool:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+            future = self._pool.submit(execute_run, payload)
+        self._futures[future] = key
+
+    def poll(self, timeout: float) -> list[tuple[str, dict]]:
+        if not self._futures:
+            return []
+        done, _ = wait(list(self._futures), timeout=timeout, return_when=FIRST_COMPLETED)
+        out: list[tuple[str, dict]] = []
+        broken = False
+        for future in done:
+            key = self._futures.pop(future)
+            try:
+                out.append((key, future.result()))
+            except BrokenProcessPool:
+                broken = True
+                out.append((key, None))  # filled in below, once the group size is known
+            except Exception as exc:  # e.g. a payload that cannot be pickled
+                out.append((key, crash_result(f"{type(exc).__name__}: {exc}", 1)))
+        if broken:
+            # every other run in flight died with the pool: collect them too
+            for future, key in list(self._futures.items()):
+                try:
+                    out.append((key, future.result(timeout=30)))
+                except Exception:
+                    out.append((key, None))
+            self._futures.clear()
+            lost = sum(1 for _, r in out if r is None)
+            msg = "worker process died (crash, os._exit or killed) while this run was in flight"
+            out = [(k, r if r is not None else crash_result(msg, lost)) for k, r in out]
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = self._new_pool()
+        return out
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class RayExecutor:
+    """Ray tasks (`num_cpus=1`, no automatic retries) on a cluster at `address`, or a local Ray."""
+
+    def __init__(
+        self, workers: int | None, address: str | None, threads: int = 1, device: str = "cpu"
+    ) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise UserError("the ray backend needs Ray: pip install 'learnability[ray]'") from None
+        self.ray = ray
+        self._started_here = False
+        if not ray.is_initialized():
+            env = {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join(_python_path())}
+            kwargs: dict[str, Any] = {
+                "log_to_driver": False,
+                "runtime_env": {"env_vars": env},
+                "configure_logging": False,
+            }
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            try:
+                if address:
+                    ray.init(address=address, **kwargs)
+                else:
+                    ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, **kwargs)
+            except ConnectionError as exc:
+                raise UserError(f"cannot connect to a Ray cluster at {address!r}: {exc}") from None
+            self._started_here = True
+        cpus = int(ray.cluster_resources().get("CPU", workers or 1))
+        slots = min(workers, cpus) if workers else cpus
+        self.capacity = max(1, 2 * slots)
+        options: dict[str, Any] = {"num_cpus": 1, "max_retries": 0}
+        if device.startswith("cuda"):
+            options["num_gpus"] = 1
+        self._remote = ray.remote(**options)(execute_run)
+        self._refs: dict[Any, str] = {}
+
+    def submit(self, key: str, payload: dict) -> None:
+        self._refs[self._remote.remote(payload)] = key
+
+    def poll(self, timeout: float) -> list[tuple[str, dict]]:
+        if not self._refs:
+            return []
+        ready, _ = self.ray.wait(list(self._refs), num_returns=1, timeout=timeout)
+        if ready:  # take everything else that is ready too
+            more, _ = self.ray.wait(list(self._refs), num_returns=len(self._refs), timeout=0)
+            ready = list(dict.fromkeys([*ready, *more]))
+        out = []
+        for ref in ready:
+            key = self._refs.pop(ref)
+            try:
+                out.append((key, self.ray.get(ref)))
+            except self.ray.exceptions.RayError as exc:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                out.append(
+                    (key, crash_result(f"Ray worker died: {type(exc).__name__}: {first}", 1))
+                )
+        return out
+
+    def close(self) -> None:
+        for ref in list(self._refs):
+            with contextlib.suppress(Exception):  # already finished or its worker is gone
+                self.ray.cancel(ref, force=True)
+        self._refs.clear()
+        if self._started_here:
+            self.ray.shutdown()
+
+
+def _python_path() -> list[str]:
+    # workers on this node import user job modules the way the driver does
+    # (not site-packages: a cluster's workers have their own environment)
+    own = [p for p in sys.path if p and os.path.isdir(p) and "site-packages" not in p]
+    paths = [os.getcwd(), *[p for p in own if not p.startswith(sys.base_prefix)]]
+    return list(dict.fromkeys(paths))
+
+
+def make_executor(
+    backend: str, workers: int | None, address: str | None, threads: int, device: str
+) -> InlineExecutor | LocalExecutor | RayExecutor:
+    if backend == "ray":
+        return RayExecutor(workers, address, threads, device)
+    if workers == 0:
+        return InlineExecutor()
+    return LocalExecutor(workers or max(1, os.cpu_count() or 1), threads)

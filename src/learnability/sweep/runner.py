@@ -1,0 +1,251 @@
+"""The sweep driver: expand, skip what is done, execute the rest, write each result as it finishes.
+
+    summary = run_sweep([sweep_a, sweep_b], Store("results"), backend="local", workers=2)
+
+Everything is expanded and validated before the first run starts. Runs already "ok" or "diverged" in
+the store are skipped (resume); "failed" runs are skipped unless `retry_failed=True`; runs left
+"running" by a driver that died are run again. Only this process writes to the store; workers
+return results. A worker crash fails only the run that caused it: runs that were in flight beside it
+are re-run one at a time before anything else is scheduled, so the crashing run is identified.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from learnability.errors import UserError, check_choice
+from learnability.sweep.executors import make_executor
+from learnability.sweep.jobs import get_job
+from learnability.sweep.spec import RunSpec, Sweep
+from learnability.sweep.store import Store
+
+__all__ = ["BACKENDS", "SweepSummary", "collect_runs", "run_sweep"]
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass
+class SweepSummary:
+    total: int = 0  # runs the sweeps ask for
+    skipped: int = 0  # already done in the store (or running in another live driver)
+    ok: int = 0
+    failed: int = 0
+    diverged: int = 0
+    crashed: int = 0  # of the failed: worker died
+    seconds: float = 0.0  # wall time of this call
+    run_seconds: float = 0.0  # sum of the executed runs' own times
+    statuses: dict[str, str] = field(
+        default_factory=dict
+    )  # run_id -> status, for runs executed now
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (run_id, error)
+
+    @property
+    def executed(self) -> int:
+        return self.ok + self.failed + self.diverged
+
+    def line(self) -> str:
+        return (
+            f"{self.total} runs: {self.ok} ok, {self.failed} failed, {self.diverged} diverged, "
+            f"{self.skipped} already done; {self.seconds:.1f} s"
+        )
+
+
+def collect_runs(sweeps: Sweep | RunSpec | Iterable[Sweep | RunSpec]) -> list[RunSpec]:
+    """Expand sweeps (all of them, before anything runs) into unique RunSpecs."""
+    if isinstance(sweeps, (Sweep, RunSpec)):
+        sweeps = [sweeps]
+    specs: list[RunSpec] = []
+    for item in sweeps:
+        if isinstance(item, Sweep):
+            specs.extend(item.expand())
+        elif isinstance(item, RunSpec):
+            specs.append(item)
+        else:
+            raise UserError(f"run_sweep takes Sweeps or RunSpecs, got {type(item).__name__}")
+    return specs
+
+
+class _Progress:
+    """A rich progress bar over runs: done / failed / running counts and ETA (or nothing)."""
+
+    def __init__(self, enabled: bool, total: int, label: str) -> None:
+        self.bar = None
+        if not enabled or total == 0:
+            return
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            refresh_per_second=4,
+        )
+        self.task = self.bar.add_task(label, total=total, counts="")
+        self.bar.start()
+
+    def update(self, done: int, counts: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done, counts=counts)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def run_sweep(
+    sweeps: Sweep | RunSpec | Iterable[Sweep | RunSpec],
+    store: Store | str | Path,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    device: str = "cpu",
+    retry_failed: bool = False,
+    progress: bool = True,
+    threads_per_worker: int = 1,
+) -> SweepSummary:
+    """Execute the runs of `sweeps` not yet done in `store`; returns counts and timings.
+
+    backend "local": a process pool of `workers` processes (default: CPU count; 0 runs inline, for
+    debugging). backend "ray": Ray tasks at `address` (HOST:PORT), or a local Ray started here.
+    Each run uses `threads_per_worker` torch threads on `device` ("cpu", "cuda", "auto", ...)."""
+    t0 = time.perf_counter()
+    check_choice("backend", backend, BACKENDS)
+    if workers is not None and (not isinstance(workers, int) or workers < 0):
+        raise UserError(f"workers must be an int >= 0, got {workers!r}")
+    if workers == 0 and backend == "ray":
+        raise UserError("workers=0 (inline) only works with the local backend")
+    if threads_per_worker < 1:
+        raise UserError(f"threads_per_worker must be >= 1, got {threads_per_worker}")
+    if backend == "local":
+        from learnability.device import resolve_device
+
+        resolve_device(device)  # a missing GPU is an error before anything runs
+    elif not (device in ("auto", "cpu", "cuda") or device.startswith("cuda:")):
+        raise UserError(f"unknown device {device!r}; allowed: auto, cpu, cuda, cuda:N")
+    specs = collect_runs(sweeps)
+    own_store = not isinstance(store, Store)
+    if own_store:
+        store = Store(store)
+    assert isinstance(store, Store)
+    summary = SweepSummary(total=len(specs))
+    try:
+        _drive(
+            specs,
+            store,
+            summary,
+            backend,
+            workers,
+            address,
+            device,
+            retry_failed,
+            progress,
+            threads_per_worker,
+        )
+    finally:
+        summary.seconds = time.perf_counter() - t0
+        if own_store:
+            store.close()
+    return summary
+
+
+def _drive(
+    specs: list[RunSpec],
+    store: Store,
+    summary: SweepSummary,
+    backend: str,
+    workers: int | None,
+    address: str | None,
+    device: str,
+    retry_failed: bool,
+    progress: bool,
+    threads: int,
+) -> None:
+    store.add_members(specs)
+    stored = store.status_of(s.run_id for s in specs)
+    done_states = {"ok", "diverged"} | (set() if retry_failed else {"failed"})
+    todo = deque(s for s in specs if stored.get(s.run_id) not in done_states)
+    summary.skipped = len(specs) - len(todo)
+    if not todo:
+        return
+    modules = {s.job: get_job(s.job).module for s in todo}
+    executor = make_executor(backend, workers, address, threads, device)
+    label = ", ".join(dict.fromkeys(s.sweep for s in todo))
+    bar = _Progress(progress, len(todo), label if len(label) < 40 else label[:37] + "...")
+    in_flight: dict[str, tuple[RunSpec, bool]] = {}
+    suspects: deque[RunSpec] = deque()  # in flight when a pool died: re-run alone
+
+    def payload(spec: RunSpec) -> dict[str, Any]:
+        return {
+            "run_id": spec.run_id,
+            "job": spec.job,
+            "module": modules[spec.job],
+            "config": spec.config_dict,
+            "run_dir": str(store.run_dir(spec.run_id)),
+            "device": device,
+            "threads": threads,
+        }
+
+    def refresh() -> None:
+        counts = (
+            f"[green]{summary.ok} ok[/] [red]{summary.failed} failed[/] "
+            f"[yellow]{summary.diverged} diverged[/] {len(in_flight)} running"
+        )
+        bar.update(summary.executed + (summary.skipped - skipped_at_start), counts)
+
+    skipped_at_start = summary.skipped
+    try:
+        while todo or suspects or in_flight:
+            if suspects:
+                if not in_flight:
+                    spec = suspects.popleft()
+                    executor.submit(spec.run_id, payload(spec))
+                    in_flight[spec.run_id] = (spec, True)
+            else:
+                while todo and len(in_flight) < executor.capacity:
+                    spec = todo.popleft()
+                    if not store.claim(spec):  # finished or running in another driver meanwhile
+                        summary.skipped += 1
+                        continue
+                    executor.submit(spec.run_id, payload(spec))
+                    in_flight[spec.run_id] = (spec, False)
+            for run_id, result in executor.poll(timeout=0.25):
+                spec, isolated = in_flight.pop(run_id)
+                if result.get("crashed") and result.get("crash_group", 1) > 1 and not isolated:
+                    suspects.append(spec)
+                    continue
+                store.record_result(spec, result)
+                _count(summary, spec, result)
+            refresh()
+    finally:
+        bar.stop()
+        executor.close()
+
+
+def _count(summary: SweepSummary, spec: RunSpec, result: dict) -> None:
+    status = result["status"]
+    summary.statuses[spec.run_id] = status
+    if status == "ok":
+        summary.ok += 1
+    elif status == "diverged":
+        summary.diverged += 1
+    else:
+        summary.failed += 1
+        summary.crashed += bool(result.get("crashed"))
+        summary.failures.append((spec.run_id, result.get("error") or ""))
+    summary.run_seconds += result.get("seconds") or 0.0

@@ -1,0 +1,260 @@
+"""Sweeps: a base config, a grid and/or random product over dotted fields, times seeds.
+
+    Sweep(name="sensitivity/parity", job="train",
+          base={"task": {"name": "boolean", "function": "parity", "n": 10}},
+          grid={"task.n": [10, 20, 30]},
+          random={"train.lr": {"log_uniform": [1e-4, 5e-4]}}, samples=4,
+          seeds=[0, 1, 2])
+
+`expand()` gives grid x samples x seeds RunSpecs. Random draws come from a generator seeded by the sweep
+name, so expanding twice gives the same runs (and the same run ids). Every config is resolved through
+the job's config class before anything runs; any problem (unknown key, wrong type, empty grid list,
+a grid field the config does not have) is one UserError and nothing is run or written.
+
+Random specs: `{"uniform": [lo, hi]}`, `{"log_uniform": [lo, hi]}`, `{"int_uniform": [lo, hi]}`
+(inclusive), `{"choice": [a, b, ...]}`.
+
+YAML form (`load_sweep`): keys `name, job, base, grid, random, samples, seeds, seed_key, study`.
+Overrides `a.b=v` set `base`; `grid.a.b=[...]` set a grid axis; `random.a.b={...}`, `samples=N`,
+`seeds=[...]`, `name=...` set those keys.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import math
+import random as _random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from learnability.config import (
+    config_hash,
+    from_dict,
+    load_yaml,
+    parse_override,
+    set_dotted,
+    to_dict,
+    validate_key,
+)
+from learnability.errors import UserError, did_you_mean
+from learnability.sweep.jobs import get_job
+
+__all__ = ["RunSpec", "Sweep", "load_sweep"]
+
+_RANDOM_KINDS = ("uniform", "log_uniform", "int_uniform", "choice")
+_YAML_KEYS = ("name", "job", "base", "grid", "random", "samples", "seeds", "seed_key", "study")
+
+
+@dataclass
+class RunSpec:
+    """One run of a sweep: its id (hash of job + resolved config), the config and where it came from."""
+
+    run_id: str
+    sweep: str
+    job: str
+    config: Any  # the resolved config dataclass
+    config_dict: dict  # its plain form (defaults included), what is stored and hashed
+    study: str = ""
+    seed: int | None = None
+
+
+@dataclass
+class Sweep:
+    name: str
+    job: str
+    base: dict = field(default_factory=dict)
+    grid: dict[str, list] = field(default_factory=dict)
+    random: dict[str, dict] | None = None
+    samples: int = 0
+    seeds: list[int] = field(default_factory=lambda: [0])
+    seed_key: str = "seed"
+    study: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.study and "/" in self.name:
+            self.study = self.name.split("/", 1)[0]
+
+    def _check(self, config_cls: type) -> None:
+        where = f"sweep {self.name!r}"
+        if not isinstance(self.base, dict):
+            raise UserError(f"{where}: base must be a mapping, got {self.base!r}")
+        if not isinstance(self.grid, dict):
+            raise UserError(f"{where}: grid must be a mapping of field -> list, got {self.grid!r}")
+        for key, values in self.grid.items():
+            if not isinstance(values, list):
+                raise UserError(f"{where}: grid.{key} must be a list of values, got {values!r}")
+            if not values:
+                raise UserError(f"{where}: grid.{key} is empty; give at least one value")
+            validate_key(config_cls, key, self.base)
+        for key, spec in (self.random or {}).items():
+            validate_key(config_cls, key, self.base)
+            _check_random(where, key, spec)
+        if self.random and self.samples < 1:
+            raise UserError(
+                f"{where}: random fields given but samples={self.samples}; set samples >= 1"
+            )
+        if not isinstance(self.seeds, list) or not self.seeds:
+            raise UserError(f"{where}: seeds must be a non-empty list of ints, got {self.seeds!r}")
+        for s in self.seeds:
+            if not isinstance(s, int) or isinstance(s, bool):
+                raise UserError(f"{where}: seed {s!r} is not an int")
+
+    def _seed_applies(self, config_cls: type) -> bool:
+        if not self.seed_key:
+            return False
+        try:
+            validate_key(config_cls, self.seed_key, self.base)
+        except UserError:
+            if self.seeds == [0]:
+                return False  # a job without a seed field, default seeds: nothing to vary
+            raise UserError(
+                f"sweep {self.name!r}: seed_key {self.seed_key!r} is not a field of {config_cls.__name__}"
+                f"{did_you_mean(self.seed_key, [f for f in to_dict(from_dict(config_cls, self.base))])}"
+            ) from None
+        return True
+
+    def _samples(self) -> list[dict[str, Any]]:
+        if not self.random:
+            return [{}]
+        # seeded from the name (not Python's salted hash) so expansion is the same in every process
+        rng = _random.Random(int(hashlib.sha256(self.name.encode()).hexdigest()[:16], 16))
+        draws = []
+        for _ in range(self.samples):
+            draws.append({k: _draw(rng, spec) for k, spec in sorted(self.random.items())})
+        return draws
+
+    def expand(self) -> list[RunSpec]:
+        """Every run of this sweep, resolved and validated (raises UserError before anything runs)."""
+        job = get_job(self.job)
+        cls = job.config_cls
+        self._check(cls)
+        with_seed = self._seed_applies(cls)
+        keys = list(self.grid)
+        runs: list[RunSpec] = []
+        seen: set[str] = set()
+        samples = self._samples()
+        for values in itertools.product(*(self.grid[k] for k in keys)):
+            for draw in samples:
+                for seed in self.seeds if with_seed else [None]:
+                    data = copy.deepcopy(self.base)
+                    for k, v in zip(keys, values):
+                        set_dotted(data, k, copy.deepcopy(v))
+                    for k, v in draw.items():
+                        set_dotted(data, k, v)
+                    if seed is not None:
+                        set_dotted(data, self.seed_key, seed)
+                    try:
+                        config = from_dict(cls, data)
+                    except UserError as exc:
+                        raise UserError(f"sweep {self.name!r}: {exc}") from None
+                    config_dict = to_dict(config)
+                    run_id = config_hash(self.job, config_dict)
+                    if run_id in seen:
+                        continue
+                    seen.add(run_id)
+                    runs.append(
+                        RunSpec(run_id, self.name, self.job, config, config_dict, self.study, seed)
+                    )
+        return runs
+
+    def to_yaml_dict(self) -> dict:
+        out: dict[str, Any] = {"name": self.name, "job": self.job, "base": self.base}
+        if self.grid:
+            out["grid"] = self.grid
+        if self.random:
+            out["random"], out["samples"] = self.random, self.samples
+        out["seeds"] = self.seeds
+        return out
+
+
+def _check_random(where: str, key: str, spec: Any) -> None:
+    if not isinstance(spec, dict) or len(spec) != 1:
+        raise UserError(
+            f"{where}: random.{key} must be one of {{kind: args}} with kind in {', '.join(_RANDOM_KINDS)}; got {spec!r}"
+        )
+    kind, args = next(iter(spec.items()))
+    if kind not in _RANDOM_KINDS:
+        raise UserError(
+            f"{where}: random.{key}: unknown distribution {kind!r}{did_you_mean(kind, _RANDOM_KINDS)}; "
+            f"allowed: {', '.join(_RANDOM_KINDS)}"
+        )
+    if kind == "choice":
+        if not isinstance(args, list) or not args:
+            raise UserError(f"{where}: random.{key}.choice must be a non-empty list, got {args!r}")
+        return
+    ok = (
+        isinstance(args, list)
+        and len(args) == 2
+        and all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args)
+        and args[0] <= args[1]
+    )
+    if not ok:
+        raise UserError(
+            f"{where}: random.{key}.{kind} must be [low, high] with low <= high, got {args!r}"
+        )
+    if kind == "log_uniform" and args[0] <= 0:
+        raise UserError(f"{where}: random.{key}.log_uniform needs low > 0, got {args!r}")
+    if kind == "int_uniform" and not all(isinstance(a, int) for a in args):
+        raise UserError(f"{where}: random.{key}.int_uniform needs int bounds, got {args!r}")
+
+
+def _draw(rng: _random.Random, spec: dict) -> Any:
+    kind, args = next(iter(spec.items()))
+    if kind == "uniform":
+        return rng.uniform(float(args[0]), float(args[1]))
+    if kind == "log_uniform":
+        return math.exp(rng.uniform(math.log(args[0]), math.log(args[1])))
+    if kind == "int_uniform":
+        return rng.randint(args[0], args[1])
+    return copy.deepcopy(rng.choice(args))
+
+
+def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
+    """Read a sweep YAML file and apply command-line overrides; the result is not expanded yet."""
+    data = load_yaml(path)
+    for key in data:
+        if key not in _YAML_KEYS:
+            raise UserError(
+                f"{path}: unknown key {key!r}{did_you_mean(str(key), _YAML_KEYS)}; allowed: {', '.join(_YAML_KEYS)}"
+            )
+    if "job" not in data:
+        raise UserError(f"{path}: missing 'job' (the registered job every run calls, e.g. train)")
+    if not isinstance(data["job"], str):
+        raise UserError(f"{path}: job must be a job name, got {data['job']!r}")
+    for key, kind in (("base", dict), ("grid", dict), ("random", dict), ("seeds", list)):
+        if key in data and data[key] is not None and not isinstance(data[key], kind):
+            raise UserError(f"{path}: {key} must be a {kind.__name__}, got {data[key]!r}")
+    samples = data.get("samples", 0)
+    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 0:
+        raise UserError(f"{path}: samples must be a non-negative int, got {samples!r}")
+    sweep = Sweep(
+        name=str(data.get("name") or Path(path).stem),
+        job=data["job"],
+        base=data.get("base") or {},
+        grid=data.get("grid") or {},
+        random=data.get("random") or None,
+        samples=samples,
+        seeds=data.get("seeds", [0]),
+        seed_key=data.get("seed_key", "seed"),
+        study=str(data.get("study") or ""),
+    )
+    cls = get_job(sweep.job).config_cls
+    for text in overrides or []:
+        key, value = parse_override(text)
+        head, _, rest = key.partition(".")
+        if head == "grid" and rest:
+            validate_key(cls, rest, sweep.base)
+            sweep.grid[rest] = value if isinstance(value, list) else [value]
+        elif head == "random" and rest:
+            validate_key(cls, rest, sweep.base)
+            sweep.random = {**(sweep.random or {}), rest: value}
+        elif key in ("samples", "seeds", "name", "seed_key", "study"):
+            setattr(sweep, key, value)
+        else:
+            validate_key(cls, key, sweep.base)
+            set_dotted(sweep.base, key, value)
+            sweep.grid.pop(key, None)  # an explicit value wins over a grid axis on the same field
+    return sweep

@@ -1,0 +1,361 @@
+"""The results store: SQLite at `<results_dir>/learnability.db`, one row per run, artefacts beside it.
+
+Crash safety: the database is in WAL mode with `synchronous=FULL`, and each finished run is written
+in its own transaction by the driver as soon as it finishes. A driver killed with SIGKILL therefore
+loses at most the runs that were in flight (left as "running", and re-run on resume); it never loses
+a committed run and never leaves a half-written row. Several processes may write to one store at
+once (two sweeps): writers take SQLite's write lock with `BEGIN IMMEDIATE` and wait on a busy timeout.
+
+A run belongs to every sweep that asked for it: a run id (hash of job + resolved config) shared by two
+sweeps is run once, and `records(sweep=...)` finds it under both (the `members` table).
+
+Layout: `<results_dir>/learnability.db`, `<results_dir>/runs/<run_id>/` (config.yaml, metrics.jsonl,
+checkpoints, figures: written by the run itself).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from learnability.errors import UserError, check_choice
+
+__all__ = ["STATUSES", "RunRecord", "Store"]
+
+STATUSES = ("ok", "failed", "diverged", "running")
+DB_NAME = "learnability.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id    TEXT PRIMARY KEY,
+    sweep     TEXT NOT NULL,
+    study     TEXT NOT NULL DEFAULT '',
+    job       TEXT NOT NULL,
+    config    TEXT NOT NULL,
+    status    TEXT NOT NULL,
+    metrics   TEXT NOT NULL DEFAULT '{}',
+    error     TEXT,
+    traceback TEXT,
+    started   REAL,
+    finished  REAL,
+    seconds   REAL,
+    seed      INTEGER,
+    versions  TEXT NOT NULL DEFAULT '{}',
+    attempts  INTEGER NOT NULL DEFAULT 0,
+    owner     TEXT
+);
+CREATE TABLE IF NOT EXISTS members (
+    sweep  TEXT NOT NULL,
+    study  TEXT NOT NULL DEFAULT '',
+    run_id TEXT NOT NULL,
+    PRIMARY KEY (sweep, run_id)
+);
+CREATE INDEX IF NOT EXISTS runs_status ON runs(status);
+CREATE INDEX IF NOT EXISTS members_run ON members(run_id);
+"""
+
+_COLUMNS = (
+    "run_id, sweep, study, job, config, status, metrics, error, traceback, started, finished, "
+    "seconds, seed, versions, attempts"
+)
+
+
+@dataclass
+class RunRecord:
+    run_id: str
+    sweep: str
+    job: str
+    config: dict
+    status: str
+    metrics: dict
+    error: str | None
+    seconds: float | None
+    study: str = ""
+    seed: int | None = None
+    started: float | None = None
+    finished: float | None = None
+    versions: dict = field(default_factory=dict)
+    attempts: int = 0
+    traceback: str | None = None
+    run_dir: Path | None = None
+
+    def get(self, dotted: str, default: Any = None) -> Any:
+        """A config value by dotted key ('task.n'), or a metric if it is not a config key."""
+        for root in (self.config, self.metrics):
+            node: Any = root
+            for part in dotted.split("."):
+                if not isinstance(node, dict) or part not in node:
+                    node = _MISS
+                    break
+                node = node[part]
+            if node is not _MISS:
+                return node
+        return default
+
+
+_MISS = object()
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner_alive(owner: str | None) -> bool:
+    """Whether the process that claimed a run (host:pid) is still alive (only knowable on this host)."""
+    if not owner or ":" not in owner:
+        return False
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    if int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Store:
+    """The SQLite results store of one results directory."""
+
+    def __init__(self, results_dir: str | Path, timeout: float = 60.0) -> None:
+        self.root = Path(results_dir)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.path = self.root / DB_NAME
+        self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=FULL")
+        with self._write() as c:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    c.execute(statement)
+
+    # -- plumbing -------------------------------------------------------------------------------
+    class _Tx:
+        def __init__(self, conn: sqlite3.Connection) -> None:
+            self.conn = conn
+
+        def __enter__(self) -> sqlite3.Connection:
+            self.conn.execute("BEGIN IMMEDIATE")
+            return self.conn
+
+        def __exit__(self, exc_type: Any, *_: Any) -> None:
+            self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
+
+    def _write(self) -> Store._Tx:
+        return Store._Tx(self._conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self.close()
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.root / "runs" / run_id
+
+    # -- writes (driver only) -------------------------------------------------------------------
+    def add_members(self, specs: Iterable[Any]) -> None:
+        """Note that these runs (RunSpecs) belong to their sweeps."""
+        rows = [(s.sweep, s.study, s.run_id) for s in specs]
+        with self._write() as c:
+            c.executemany(
+                "INSERT OR IGNORE INTO members(sweep, study, run_id) VALUES (?, ?, ?)", rows
+            )
+
+    def claim(self, spec: Any) -> bool:
+        """Mark a run as running, unless it is already ok or running in another live process."""
+        with self._write() as c:
+            row = c.execute(
+                "SELECT status, owner FROM runs WHERE run_id=?", (spec.run_id,)
+            ).fetchone()
+            if row is not None and (
+                row[0] == "ok" or (row[0] == "running" and _owner_alive(row[1]))
+            ):
+                return False
+            self._upsert_running(c, spec)
+        return True
+
+    def mark_running(self, spec: Any) -> None:
+        """Mark a run as running (attempt count + 1), whatever its state."""
+        with self._write() as c:
+            self._upsert_running(c, spec)
+
+    def _upsert_running(self, c: sqlite3.Connection, spec: Any) -> None:
+        c.execute(
+            "INSERT INTO runs(run_id, sweep, study, job, config, status, started, seed, attempts, owner) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, 1, ?) "
+            "ON CONFLICT(run_id) DO UPDATE SET status='running', started=excluded.started, "
+            "owner=excluded.owner, attempts=runs.attempts + 1, error=NULL, traceback=NULL",
+            (
+                spec.run_id,
+                spec.sweep,
+                spec.study,
+                spec.job,
+                json.dumps(spec.config_dict, sort_keys=True),
+                time.time(),
+                spec.seed,
+                _owner(),
+            ),
+        )
+
+    def record_result(self, spec: Any, result: dict) -> None:
+        """Store a finished run. `result`: status, metrics, error, traceback, started, finished,
+        seconds, versions (what the worker returned)."""
+        status = check_choice("status", result["status"], STATUSES)
+        with self._write() as c:
+            c.execute(
+                "INSERT INTO runs(run_id, sweep, study, job, config, status, metrics, error, traceback, "
+                "started, finished, seconds, seed, versions, attempts, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, NULL) "
+                "ON CONFLICT(run_id) DO UPDATE SET status=excluded.status, metrics=excluded.metrics, "
+                "error=excluded.error, traceback=excluded.traceback, started=excluded.started, "
+                "finished=excluded.finished, seconds=excluded.seconds, versions=excluded.versions, "
+                "owner=NULL",
+                (
+                    spec.run_id,
+                    spec.sweep,
+                    spec.study,
+                    spec.job,
+                    json.dumps(spec.config_dict, sort_keys=True),
+                    status,
+                    json.dumps(result.get("metrics") or {}, sort_keys=True, allow_nan=True),
+                    result.get("error"),
+                    result.get("traceback"),
+                    result.get("started"),
+                    result.get("finished"),
+                    result.get("seconds"),
+                    spec.seed,
+                    json.dumps(result.get("versions") or {}, sort_keys=True),
+                ),
+            )
+            c.execute(
+                "INSERT OR IGNORE INTO members(sweep, study, run_id) VALUES (?, ?, ?)",
+                (spec.sweep, spec.study, spec.run_id),
+            )
+
+    # -- reads ----------------------------------------------------------------------------------
+    def done_ids(self, statuses: Iterable[str] = ("ok",)) -> set[str]:
+        """Run ids whose status is one of `statuses` (default: finished ok)."""
+        statuses = list(statuses)
+        marks = ",".join("?" * len(statuses))
+        rows = self._conn.execute(f"SELECT run_id FROM runs WHERE status IN ({marks})", statuses)
+        return {r[0] for r in rows}
+
+    def status_of(self, run_ids: Iterable[str]) -> dict[str, str]:
+        ids = list(run_ids)
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for run_id, status in self._conn.execute(
+                f"SELECT run_id, status FROM runs WHERE run_id IN ({marks})", chunk
+            ):
+                out[run_id] = status
+        return out
+
+    def records(
+        self,
+        sweep: str | None = None,
+        study: str | None = None,
+        status: str | None = None,
+        where: dict[str, Any] | None = None,
+        run_ids: Iterable[str] | None = None,
+    ) -> list[RunRecord]:
+        """Stored runs, filtered. `sweep` and `study` match membership (a run shared by two sweeps is
+        found under both, with `.sweep` set to the one asked for); `where` maps dotted config or
+        metric keys to required values, e.g. {"task.n": 20}."""
+        if status is not None:
+            check_choice("status", status, STATUSES)
+        sql = f"SELECT {', '.join('r.' + c.strip() for c in _COLUMNS.split(','))}"
+        args: list[Any] = []
+        if sweep is not None or study is not None:
+            sql += ", m.sweep, m.study FROM runs r JOIN members m ON m.run_id = r.run_id WHERE 1=1"
+            if sweep is not None:
+                sql += " AND m.sweep = ?"
+                args.append(sweep)
+            if study is not None:
+                sql += " AND (m.study = ? OR m.sweep LIKE ?)"
+                args += [study, f"{study}/%"]
+        else:
+            sql += ", NULL, NULL FROM runs r WHERE 1=1"
+        if status is not None:
+            sql += " AND r.status = ?"
+            args.append(status)
+        ids = set(run_ids) if run_ids is not None else None
+        sql += " ORDER BY r.started, r.run_id"
+        out: list[RunRecord] = []
+        seen: set[str] = set()
+        for row in self._conn.execute(sql, args):
+            rec = self._record(row)
+            if ids is not None and rec.run_id not in ids:
+                continue
+            if rec.run_id in seen:  # one run in two sweeps of the same study: list it once
+                continue
+            seen.add(rec.run_id)
+            if where and not all(rec.get(k, _MISS) == v for k, v in where.items()):
+                continue
+            out.append(rec)
+        return out
+
+    def _record(self, row: tuple) -> RunRecord:
+        (run_id, sweep, study, job, config, status, metrics, error, tb, started, finished) = row[
+            :11
+        ]
+        seconds, seed, versions, attempts, m_sweep, m_study = row[11:]
+        return RunRecord(
+            run_id=run_id,
+            sweep=m_sweep or sweep,
+            job=job,
+            config=json.loads(config),
+            status=status,
+            metrics=json.loads(metrics or "{}"),
+            error=error,
+            seconds=seconds,
+            study=m_study if m_sweep else study,
+            seed=seed,
+            started=started,
+            finished=finished,
+            versions=json.loads(versions or "{}"),
+            attempts=attempts,
+            traceback=tb,
+            run_dir=self.run_dir(run_id),
+        )
+
+    def sweeps(self) -> list[str]:
+        return [
+            r[0] for r in self._conn.execute("SELECT DISTINCT sweep FROM members ORDER BY sweep")
+        ]
+
+    def studies(self) -> list[str]:
+        rows = self._conn.execute(
+            "SELECT DISTINCT study FROM members WHERE study != '' ORDER BY study"
+        )
+        return [r[0] for r in rows]
+
+    def integrity_check(self) -> str:
+        return self._conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+def open_existing(results_dir: str | Path) -> Store:
+    """Open the store of a results directory that must already exist (for `results` / `report`)."""
+    path = Path(results_dir) / DB_NAME
+    if not path.is_file():
+        raise UserError(
+            f"no results store at {str(path)!r}; run a sweep first or pass --results DIR"
+        )
+    return Store(results_dir)
