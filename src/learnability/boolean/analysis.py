@@ -1,0 +1,585 @@
+"""Exact and sampled sensitivity / Fourier analysis of Boolean functions.
+
+Conventions (SPEC §1): s(f, x) = #{i : f(x) ≠ f(x^{⊕i})}; K_k = #{x : s(f, x) = k}; as(f) = E_x s(f, x)
+= Σ_S |S| f̂(S)² where f̂(S) = E_x (−1)^{f(x)} χ_S(x) and χ_S(x) = (−1)^{Σ_{i∈S} x_i}, and
+Inf_i(f) = Pr_x[f(x) ≠ f(x^{⊕i})]. Bit order: bit k of the table index is x_k.
+
+How the exact profile is computed (f is evaluated once: the analysis only ever sees the truth table):
+
+* Sensitivity. The table (2^n uint8) is bit-packed into 2^n/64 words. For bit i ≥ 6 the flip partner of a
+  string sits in another word at the same bit position, so the words viewed as (2^(n−i−1), 2, 2^(i−6)) give
+  every pair's disagreement with one XOR of the two halves (no index arrays, 64 strings per operation); for
+  i < 6 a shift-and-mask inside each word does the same. The n disagreement planes are summed per string by
+  a carry-save adder over bit planes (full adders on whole words), giving the binary digits of s(f, x) for
+  64 strings per word; K_k then comes from popcounts of the digit-plane patterns. Working set at n = 24:
+  a few 2 MB planes.
+* Fourier. A fast Walsh–Hadamard transform factorised as H_{2^n} = ⊗_j H_{2^{c_j}}: the table is reshaped to
+  (2^{c_m}, …, 2^{c_1}) and each axis is multiplied by a small Hadamard matrix (a BLAS matmul), i.e. radix
+  2^{c_j} butterflies done in cache. Coefficients of a ±1 function are integers of magnitude ≤ 2^n, exact in
+  float32 up to n = 24 (float64 above and for n ≤ 20). Weight by degree is contracted the same way with
+  one-hot |S| matrices per axis, so no 2^n popcount array or 2^n×2^n matrix is ever built.
+
+Above the memory budget (estimate from available RAM) or above `EXACT_MAX_N`, exact analysis raises a
+`UserError` pointing at `--samples`; `sample_profile` then gives Monte Carlo estimates with Wilson
+intervals. K_0 cannot be estimated by sampling when it is tiny (a uniform random function has E[K_0] = 1
+out of 2^n strings): the sampled profile reports an upper confidence bound on the fraction instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from learnability.boolean.functions import BooleanFunction, check_n, resolve_function
+from learnability.errors import UserError
+
+EXACT_MAX_N = 28
+_RADIX = 8  # log2 of the Hadamard block used per matmul axis
+_WORD = 64
+# Masks selecting, inside a 64-bit word, the positions whose bit i (i < 6) is 0.
+_LOW_MASKS = [
+    np.uint64(0x5555555555555555),
+    np.uint64(0x3333333333333333),
+    np.uint64(0x0F0F0F0F0F0F0F0F),
+    np.uint64(0x00FF00FF00FF00FF),
+    np.uint64(0x0000FFFF0000FFFF),
+    np.uint64(0x00000000FFFFFFFF),
+]
+
+
+# ------------------------------------------------------------------------------------------- inputs
+
+
+def as_truth_table(
+    tt: Any, n: int | None = None, *, what: str = "truth table"
+) -> tuple[np.ndarray, int]:
+    """Validate a 0/1 truth table (numpy, torch tensor, list, or BooleanFunction) → ((2^n,) uint8, n)."""
+    if isinstance(tt, BooleanFunction):
+        tt.require_boolean()
+        if n is not None and n != tt.n:
+            raise UserError(f"n={n} does not match the function {tt.name!r} with n={tt.n}")
+        return tt.truth_table(), tt.n
+    if hasattr(tt, "detach") and hasattr(tt, "cpu"):  # a torch tensor, without importing torch here
+        tt = tt.detach().cpu().numpy()
+    arr = np.asarray(tt)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1)
+    size = arr.shape[0]
+    inferred = size.bit_length() - 1
+    if size == 0 or 1 << inferred != size or inferred == 0:
+        raise UserError(f"{what} has {size} entries; its length must be 2^n for some n ≥ 1")
+    if n is None:
+        n = inferred
+    check_n(n)
+    if size != 1 << n:
+        raise UserError(f"{what} has {size} entries; for n={n} it must have 2^{n} = {1 << n}")
+    if arr.dtype == np.bool_:
+        return arr.view(np.uint8), n
+    if arr.dtype == np.uint8 and (size < 1 << 16 or int(arr.max()) <= 1):
+        if int(arr.max()) <= 1:
+            return arr, n
+    bad = arr[(arr != 0) & (arr != 1)]
+    if bad.size:
+        raise UserError(
+            f"{what} has value {bad[0].item()!r}; sensitivity and Fourier analysis need a Boolean function "
+            "with values 0 or 1 (threshold a real-valued function first)"
+        )
+    return arr.astype(np.uint8), n
+
+
+def _available_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return 8 << 30
+
+
+def exact_memory_bytes(n: int) -> int:
+    """Estimated peak extra memory of `profile_from_truth_table` at n (bytes)."""
+    size = 1 << n
+    item = 4 if 20 < n <= 24 else 8
+    return 2 * size * item + 16 * (size // 8 + 8)
+
+
+def check_exact(n: int, memory_budget: int | None = None) -> None:
+    """Raise a UserError when an exact analysis at n is beyond the limit or the memory budget."""
+    if n > EXACT_MAX_N:
+        raise UserError(
+            f"n={n} is above the exact limit n ≤ {EXACT_MAX_N}; use a Monte Carlo estimate (--samples S)"
+        )
+    budget = memory_budget if memory_budget is not None else _available_bytes() // 2
+    need = exact_memory_bytes(n)
+    if need > budget:
+        raise UserError(
+            f"exact analysis at n={n} needs about {need / 2**30:.1f} GiB, above the memory budget of "
+            f"{budget / 2**30:.1f} GiB; use a Monte Carlo estimate (--samples S) or a smaller n"
+        )
+
+
+# ------------------------------------------------------------------------------------- sensitivity
+
+
+def sensitivity(tt: Any, n: int | None = None) -> np.ndarray:
+    """Per-input sensitivity s(f, x) for every x in index order: (2^n,) uint8."""
+    table, n = as_truth_table(tt, n)
+    out = np.zeros(1 << n, dtype=np.uint8)
+    for i in range(n):
+        view = table.reshape(1 << (n - i - 1), 2, 1 << i)
+        diff = view[:, 0, :] != view[:, 1, :]
+        acc = out.reshape(1 << (n - i - 1), 2, 1 << i)
+        acc[:, 0, :] += diff
+        acc[:, 1, :] += diff
+    return out
+
+
+def _pack(table: np.ndarray) -> np.ndarray:
+    """(2^n,) 0/1 → (2^n/64,) uint64 with string 64w + j at bit j of word w."""
+    return np.packbits(table, bitorder="little").view("<u8").astype(np.uint64, copy=False)
+
+
+def _flip_planes(words: np.ndarray, n: int):
+    """Yield (i, D_i) where bit j of D_i[w] = [f(x) ≠ f(x^{⊕i})] for x = 64w + j."""
+    buf = np.empty_like(words)
+    for i in range(n):
+        plane = np.empty_like(words)
+        if i < 6:
+            shift = np.uint64(1 << i)
+            np.right_shift(words, shift, out=buf)
+            np.bitwise_xor(buf, words, out=buf)
+            np.bitwise_and(buf, _LOW_MASKS[i], out=buf)
+            np.left_shift(buf, shift, out=plane)
+            np.bitwise_or(plane, buf, out=plane)
+        else:
+            pairs = words.reshape(-1, 2, 1 << (i - 6))
+            out = plane.reshape(-1, 2, 1 << (i - 6))
+            np.bitwise_xor(pairs[:, 0, :], pairs[:, 1, :], out=out[:, 0, :])
+            out[:, 1, :] = out[:, 0, :]
+        yield i, plane
+
+
+def _bit_sliced_sum(planes, length: int) -> tuple[list[np.ndarray], list[int]]:
+    """Sum 0/1 bit planes per bit position with full adders → binary digit planes of the sum.
+
+    Returns (digits, popcounts of each input plane) where digits[j] holds bit j of the per-position count.
+    """
+    columns: list[list[np.ndarray]] = [[]]
+    counts: list[int] = []
+    scratch = np.empty(length, dtype=np.uint64)
+
+    def push(weight: int, plane: np.ndarray) -> None:
+        while len(columns) <= weight:
+            columns.append([])
+        col = columns[weight]
+        col.append(plane)
+        if len(col) == 3:
+            a, b, c = col
+            col.clear()
+            # full adder: sum = a^b^c (kept at this weight), carry = ab | c(a^b) (next weight)
+            np.bitwise_xor(a, b, out=scratch)
+            np.bitwise_and(a, b, out=a)
+            np.bitwise_and(scratch, c, out=b)
+            np.bitwise_or(a, b, out=a)
+            np.bitwise_xor(scratch, c, out=c)
+            col.append(c)
+            push(weight + 1, a)
+
+    for _, plane in planes:
+        counts.append(int(np.bitwise_count(plane).sum(dtype=np.int64)))
+        push(0, plane)
+    # Each column now holds ≤ 2 planes; ripple the carries up to get one digit plane per weight.
+    digits: list[np.ndarray] = []
+    carry: np.ndarray | None = None
+    weight = 0
+    while weight < len(columns) or carry is not None:
+        items = (columns[weight] if weight < len(columns) else []) + (
+            [carry] if carry is not None else []
+        )
+        carry = None
+        if not items:
+            digits.append(np.zeros(length, dtype=np.uint64))
+        elif len(items) == 1:
+            digits.append(items[0])
+        elif len(items) == 2:
+            a, b = items
+            digits.append(np.bitwise_xor(a, b))
+            carry = np.bitwise_and(a, b, out=a)
+        else:
+            a, b, c = items
+            t = np.bitwise_xor(a, b)
+            carry = np.bitwise_or(np.bitwise_and(a, b, out=a), np.bitwise_and(c, t), out=a)
+            digits.append(np.bitwise_xor(t, c, out=t))
+        weight += 1
+    return digits, counts
+
+
+def _histogram(digits: list[np.ndarray], n: int, total_bits: int) -> np.ndarray:
+    """K_k = number of positions whose binary digits spell k, for k = 0..n, from digit planes."""
+    counts = np.zeros(n + 1, dtype=np.int64)
+
+    def walk(j: int, mask: np.ndarray | None, value: int) -> None:
+        if value > n:
+            return
+        if j == len(digits):
+            counts[value] = (
+                total_bits if mask is None else int(np.bitwise_count(mask).sum(dtype=np.int64))
+            )
+            return
+        one = digits[j] if mask is None else np.bitwise_and(mask, digits[j])
+        zero = np.invert(digits[j]) if mask is None else np.bitwise_and(mask, np.invert(digits[j]))
+        walk(j + 1, zero, value)
+        walk(j + 1, one, value + (1 << j))
+
+    walk(0, None, 0)
+    return counts
+
+
+def _sensitivity_counts(table: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(K_0..K_n as int64, influences as float64) of a (2^n,) uint8 table."""
+    size = 1 << n
+    if n < 7:  # fewer than two words: the direct count is simpler and just as fast
+        s = sensitivity(table, n)
+        counts = np.bincount(s, minlength=n + 1).astype(np.int64)
+        infl = np.array(
+            [
+                np.mean(table.reshape(-1, 2, 1 << i)[:, 0] != table.reshape(-1, 2, 1 << i)[:, 1])
+                for i in range(n)
+            ]
+        )
+        return counts, infl
+    words = _pack(table)
+    digits, flips = _bit_sliced_sum(_flip_planes(words, n), words.shape[0])
+    counts = _histogram(digits, n, size)
+    return counts, np.array(flips, dtype=np.float64) / size
+
+
+# ----------------------------------------------------------------------------------------- Fourier
+
+
+def _axes(n: int) -> list[int]:
+    """Split n bits into matmul axes of ≤ _RADIX bits, most significant first (C order of the reshape)."""
+    parts = [_RADIX] * (n // _RADIX) + ([n % _RADIX] if n % _RADIX else [])
+    return parts[::-1]
+
+
+def _hadamard(bits: int, dtype: np.dtype) -> np.ndarray:
+    idx = np.arange(1 << bits)
+    parity = (np.bitwise_count(idx[:, None] & idx[None, :]) & 1).astype(np.int64)
+    return (1 - 2 * parity).astype(dtype)
+
+
+def _work_dtype(n: int) -> np.dtype:
+    # float32 holds every integer ≤ 2^24 exactly, and ±1 Walsh sums at n ≤ 24 never exceed 2^24.
+    return np.dtype(np.float32) if 20 < n <= 24 else np.dtype(np.float64)
+
+
+def walsh_hadamard(values: np.ndarray, n: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Unnormalised WHT: out[S] = Σ_x values[x] (−1)^{|S ∧ x|}. `values` (2^n,) float; returns (2^n,).
+
+    Computed as one small matmul per axis of the (2^{c_m}, …, 2^{c_1}) reshape; `values` is used as the
+    second buffer and is overwritten.
+    """
+    bufs = [values, out if out is not None else np.empty_like(values)]
+    axes = _axes(n)
+    src = 0
+    for pos, bits in enumerate(axes):
+        before = 1 << sum(axes[:pos])
+        after = 1 << sum(axes[pos + 1 :])
+        h = _hadamard(bits, values.dtype)
+        a = bufs[src].reshape(before, 1 << bits, after)
+        b = bufs[1 - src].reshape(before, 1 << bits, after)
+        if after == 1:
+            np.matmul(a.reshape(before, 1 << bits), h, out=b.reshape(before, 1 << bits))
+        else:
+            np.matmul(h, a, out=b)
+        src = 1 - src
+    return bufs[src]
+
+
+def fourier_spectrum(tt: Any, n: int | None = None) -> np.ndarray:
+    """Walsh–Fourier coefficients f̂(S) of (−1)^f, indexed like the table (bit k of S ↔ k ∈ S); (2^n,) float.
+
+    Σ_S f̂(S)² = 1 (Parseval); float32 for 20 < n ≤ 24 (exact up to the 2^-n scale), float64 otherwise.
+    """
+    table, n = as_truth_table(tt, n)
+    coef = _signed(table, n)
+    coef = walsh_hadamard(coef, n)
+    coef *= coef.dtype.type(1.0 / (1 << n))
+    return coef
+
+
+def _signed(table: np.ndarray, n: int) -> np.ndarray:
+    out = table.astype(_work_dtype(n))
+    out *= -2
+    out += 1
+    return out
+
+
+def fourier_weights(coef: np.ndarray, n: int, *, scale: float = 1.0) -> np.ndarray:
+    """W_d = Σ_{|S|=d} coef[S]² · scale for d = 0..n, contracted axis by axis (no popcount array)."""
+    axes = _axes(n)
+    squares = np.square(coef, out=coef)  # the spectrum is not needed after this
+    current = squares.reshape(-1)
+    done_bits = 0
+    # contract from the last (least significant) axis: (rest, 2^c) @ onehot(2^c, c+1)
+    partial = None
+    rest = 1 << n
+    for bits in reversed(axes):
+        rest >>= bits
+        onehot = _onehot_popcount(bits, current.dtype)
+        if partial is None:
+            partial = current.reshape(rest, 1 << bits) @ onehot  # (rest, bits+1)
+            partial = partial.astype(np.float64)
+        else:
+            blocks = partial.reshape(rest, 1 << bits, done_bits + 1)
+            merged = np.einsum("rad,ae->red", blocks, onehot.astype(np.float64))  # (rest, e, d)
+            # degree of the combined index = e + d
+            combined = np.zeros((rest, bits + done_bits + 1))
+            for e in range(bits + 1):
+                combined[:, e : e + done_bits + 1] += merged[:, e, :]
+            partial = combined
+        done_bits += bits
+    assert partial is not None
+    return partial.reshape(n + 1) * scale
+
+
+def _onehot_popcount(bits: int, dtype: np.dtype) -> np.ndarray:
+    pc = np.bitwise_count(np.arange(1 << bits))
+    out = np.zeros((1 << bits, bits + 1), dtype=dtype)
+    out[np.arange(1 << bits), pc] = 1
+    return out
+
+
+# ---------------------------------------------------------------------------------------- profiles
+
+
+@dataclass
+class SensitivityProfile:
+    """The sensitivity / Fourier summary of one function.
+
+    Exact profiles fill `counts` (K_0..K_n, int), `zero_count`, `max_sensitivity` and the Fourier fields;
+    sampled ones fill the `*_ci` fields (confidence intervals at `confidence`), give `max_sensitivity` as the
+    largest value seen (a lower bound), `zero_count` None and `zero_fraction_upper` (an upper bound).
+    """
+
+    n: int
+    exact: bool
+    fractions: np.ndarray  # (n+1,) K_k / 2^n
+    average: float  # as(f)
+    max_sensitivity: int
+    influences: np.ndarray  # (n,) Inf_i
+    counts: np.ndarray | None = None  # (n+1,) int64, exact only
+    zero_count: int | None = None
+    fourier_weights: np.ndarray | None = None  # (n+1,) W_d, Σ W_d = 1
+    degree: int | None = None
+    name: str = ""
+    samples: int | None = None
+    confidence: float | None = None
+    average_ci: tuple[float, float] | None = None
+    fraction_ci: np.ndarray | None = None  # (n+1, 2)
+    influence_ci: np.ndarray | None = None  # (n, 2)
+    zero_fraction_upper: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def zero_fraction(self) -> float:
+        return float(self.fractions[0])
+
+    @property
+    def fourier_average_sensitivity(self) -> float | None:
+        """Σ_d d·W_d — equals `average` for a Boolean function (a consistency check)."""
+        if self.fourier_weights is None:
+            return None
+        return float(np.dot(np.arange(self.n + 1), self.fourier_weights))
+
+    def to_dict(self) -> dict[str, Any]:
+        def arr(a: np.ndarray | None) -> Any:
+            return None if a is None else np.asarray(a).tolist()
+
+        return {
+            "name": self.name,
+            "n": self.n,
+            "exact": self.exact,
+            "counts": arr(self.counts),
+            "fractions": arr(self.fractions),
+            "average_sensitivity": self.average,
+            "max_sensitivity": self.max_sensitivity,
+            "zero_count": self.zero_count,
+            "zero_fraction": self.zero_fraction,
+            "zero_fraction_upper": self.zero_fraction_upper,
+            "influences": arr(self.influences),
+            "fourier_weights": arr(self.fourier_weights),
+            "degree": self.degree,
+            "samples": self.samples,
+            "confidence": self.confidence,
+            "average_ci": None if self.average_ci is None else list(self.average_ci),
+            "fraction_ci": arr(self.fraction_ci),
+            "influence_ci": arr(self.influence_ci),
+            "notes": list(self.notes),
+        }
+
+
+def profile_from_truth_table(
+    tt: Any, n: int | None = None, *, fourier: bool = True, memory_budget: int | None = None,
+    name: str = "",
+) -> SensitivityProfile:  # fmt: skip
+    """Exact profile of a 0/1 truth table (numpy or torch, (2^n,), index bit k = x_k)."""
+    table, n = as_truth_table(tt, n)
+    check_exact(n, memory_budget)
+    counts, influences = _sensitivity_counts(table, n)
+    size = 1 << n
+    ks = np.arange(n + 1)
+    average = float(np.dot(ks, counts)) / size
+    weights = degree = None
+    if fourier:
+        coef = walsh_hadamard(_signed(table, n), n)
+        weights = fourier_weights(coef, n, scale=1.0 / float(size) ** 2)
+        nonzero = np.flatnonzero(weights > 0)
+        degree = int(nonzero[-1]) if nonzero.size else 0
+    return SensitivityProfile(
+        n=n,
+        exact=True,
+        fractions=counts / size,
+        average=average,
+        max_sensitivity=int(np.flatnonzero(counts)[-1]),
+        influences=influences,
+        counts=counts,
+        zero_count=int(counts[0]),
+        fourier_weights=weights,
+        degree=degree,
+        name=name,
+    )
+
+
+# -------------------------------------------------------------------------------------- Monte Carlo
+
+
+def _z(confidence: float) -> float:
+    if not 0.5 < confidence < 1.0:
+        raise UserError(f"confidence={confidence} is not allowed; it must be in (0.5, 1)")
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def wilson_interval(successes: np.ndarray, trials: int, z: float) -> np.ndarray:
+    """Wilson score interval for binomial proportions; (..., 2)."""
+    k = np.asarray(successes, dtype=np.float64)
+    p = k / trials
+    denom = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return np.stack([np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)], axis=-1)
+
+
+def sample_profile(
+    f: BooleanFunction, samples: int, *, seed: int = 0, confidence: float = 0.95, chunk: int = 4096,
+) -> SensitivityProfile:  # fmt: skip
+    """Monte Carlo profile from `samples` uniform strings: each costs n + 1 evaluations of f (f is a black
+    box here), done in vectorised chunks. Wilson intervals for fractions and influences, a normal interval
+    for as(f). No Fourier weights (they are not estimated)."""
+    f.require_boolean("sensitivity sampling")
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+        raise UserError(
+            f"samples={samples!r} is not allowed; give a positive number of sampled strings"
+        )
+    z = _z(confidence)
+    n = f.n
+    rng = np.random.default_rng(seed)
+    hist = np.zeros(n + 1, dtype=np.int64)
+    flips = np.zeros(n, dtype=np.int64)
+    s_sum = 0.0
+    s_sq = 0.0
+    done = 0
+    while done < samples:
+        b = min(chunk, samples - done, max(1, (1 << 22) // max(n, 1)))
+        x = rng.integers(0, 2, size=(b, n), dtype=np.uint8)
+        base = _check01(f(x), f.name)
+        sens = np.zeros(b, dtype=np.int64)
+        for i in range(n):
+            x[:, i] ^= 1
+            diff = _check01(f(x), f.name) != base
+            x[:, i] ^= 1
+            sens += diff
+            flips[i] += int(diff.sum())
+        hist += np.bincount(sens, minlength=n + 1)
+        s_sum += float(sens.sum())
+        s_sq += float((sens.astype(np.float64) ** 2).sum())
+        done += b
+    fractions = hist / samples
+    average = s_sum / samples
+    var = max(s_sq / samples - average**2, 0.0) * samples / max(samples - 1, 1)
+    half = z * math.sqrt(var / samples)
+    fraction_ci = wilson_interval(hist, samples, z)
+    zero_upper = float(fraction_ci[0, 1])
+    notes = [
+        f"Monte Carlo estimate from {samples} strings (seed {seed}); intervals at {confidence:.0%}.",
+        "K_0 cannot be estimated by sampling when it is tiny (a random function has E[K_0] = 1 of "
+        f"2^{n} strings): only an upper bound on the zero-sensitivity fraction is given, "
+        f"K_0/2^n ≤ {zero_upper:.3g}.",
+        "Max sensitivity is the largest value seen (a lower bound); Fourier weights are not estimated.",
+    ]
+    return SensitivityProfile(
+        n=n,
+        exact=False,
+        fractions=fractions,
+        average=average,
+        max_sensitivity=int(np.flatnonzero(hist)[-1]),
+        influences=flips / samples,
+        name=f.name,
+        samples=samples,
+        confidence=confidence,
+        average_ci=(average - half, average + half),
+        fraction_ci=fraction_ci,
+        influence_ci=wilson_interval(flips, samples, z),
+        zero_fraction_upper=zero_upper,
+        notes=notes,
+    )
+
+
+def _check01(values: np.ndarray, name: str) -> np.ndarray:
+    values = np.asarray(values)
+    if values.dtype != np.uint8 and values.dtype != np.bool_:
+        bad = values[(values != 0) & (values != 1)]
+        if bad.size:
+            raise UserError(
+                f"{name!r} returned {bad.flat[0]!r}; a Boolean function's values must be 0 or 1"
+            )
+    return values.astype(np.uint8, copy=False)
+
+
+def profile(
+    f: Any, n: int | None = None, *, samples: int | None = None, seed: int = 0,
+    confidence: float = 0.95, memory_budget: int | None = None,
+) -> SensitivityProfile:  # fmt: skip
+    """The notebook entry point: `profile("majority", 11)`, `profile(parity(10))`, `profile(tt)`.
+
+    `f` is a spec string (zoo name, expression or file), a BooleanFunction, or a 0/1 truth table (numpy or
+    torch). Exact unless `samples` is given.
+    """
+    if isinstance(f, str):
+        f = resolve_function(f, n)
+    if isinstance(f, BooleanFunction):
+        f.require_boolean("sensitivity analysis")
+        if samples is not None:
+            return sample_profile(f, samples, seed=seed, confidence=confidence)
+        check_exact(f.n, memory_budget)
+        return profile_from_truth_table(
+            f.truth_table(), f.n, memory_budget=memory_budget, name=f.name
+        )
+    if samples is not None:
+        table, n = as_truth_table(f, n)
+        return sample_profile(
+            BooleanFunction(n, "table", table=table), samples, seed=seed, confidence=confidence
+        )
+    return profile_from_truth_table(f, n, memory_budget=memory_budget)
