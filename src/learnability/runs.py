@@ -1,0 +1,378 @@
+"""The standard `train` job: build a task and a model, train, measure, save.
+
+    config = TrainJobConfig(task=BooleanTaskConfig(function="majority", n=7), measure=["profile", "blowup"])
+    metrics = run_train(config, run_dir="runs/demo")          # without the sweep machinery
+    # or, in a sweep: Sweep(..., job="train", base=to_dict(config), ...)
+
+Returned metrics (JSON): status ("converged" | "finished" | "diverged"), converged (bool), steps, converged_step,
+seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `measure`:
+- "accuracy": test_loss / test_acc (always present anyway),
+- "profile": the model's thresholded function on all 2^n inputs (sampled above 2^20): model_as, model_K0,
+  model_max_sensitivity, model_undecided, model_counts, and function_agreement with the target (exact only),
+- "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate,
+- "param_norm": param_norm (positional parameters excluded), "lipschitz": log10_lipschitz, log_lipschitz,
+- "sharpness": sphere radius `sharpness_rho`, E(T_{θ+Δ} − T_θ)² → sharpness, sharpness_ci_low, sharpness_ci_high,
+- "sharpness_gauss": N(0, `sharpness_eps`²) per coordinate, mean loss increase → sharpness_gauss(_ci_low/_ci_high),
+- "length_generalisation": length_acc {bucket: accuracy},
+- "pca": pca_vs_neurons per hidden state (fractions for k in `pca_ks`).
+Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
+`seed` (independent directions across batches). Boolean tasks also report the target's own profile:
+target_as, target_K0, target_max_sensitivity, target_degree (when the analysis module has them).
+A diverged run skips the measures. `register_measure(name)` adds a measure (a study may add its own).
+The final model is saved to run_dir/model.pt ({"kind": "learnability.model", job config, state_dict}).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from learnability.device import resolve_device
+from learnability.errors import UserError, did_you_mean
+from learnability.models import BooleanTransformerConfig, ModelConfig
+from learnability.tasks import Task, build_task, task_config_union
+from learnability.tasks.boolean import BooleanTask, BooleanTaskConfig
+from learnability.train import TrainConfig, Trainer, seeded_model
+
+TaskConfig = task_config_union()
+
+
+@dataclass
+class TrainJobConfig:
+    task: TaskConfig = field(default_factory=BooleanTaskConfig)  # type: ignore[valid-type]
+    model: ModelConfig = field(default_factory=BooleanTransformerConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    measure: list[str] = field(default_factory=lambda: ["accuracy"])
+    measure_batch: int = 1024  # test items the measures use
+    profile_margin: float = 0.0
+    sharpness_rho: float = 0.1  # sphere radius
+    sharpness_eps: float = 0.02  # per-coordinate σ of the Gaussian variant
+    sharpness_directions: int = 32
+    pca_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
+    seed: int = 0  # model initialisation
+    data_seed: int = 0  # data splits and batch sampling
+    device: str = "cpu"  # used by run_train when no device is passed (a sweep's device wins)
+    save_model: bool = True
+
+
+@dataclass
+class MeasureContext:
+    model: nn.Module
+    task: Task
+    config: TrainJobConfig
+    device: torch.device
+    batch: Any  # the measure batch (first measure_batch test items, on device)
+
+
+MEASURES: dict[str, Callable[[MeasureContext], dict[str, Any]]] = {}
+
+
+def register_measure(name: str) -> Callable:
+    """Decorator: `fn(ctx: MeasureContext) -> dict` becomes measure `name` of the train job."""
+
+    def decorate(fn: Callable[[MeasureContext], dict[str, Any]]) -> Callable:
+        MEASURES[name] = fn
+        return fn
+
+    return decorate
+
+
+def _boolean(ctx: MeasureContext, what: str) -> BooleanTask:
+    if not isinstance(ctx.task, BooleanTask) or ctx.task.output != "scalar":
+        raise UserError(
+            f"measure {what!r} needs a scalar Boolean task, not {type(ctx.task).__name__}"
+        )
+    return ctx.task
+
+
+@register_measure("accuracy")
+def _accuracy(ctx: MeasureContext) -> dict[str, Any]:
+    from learnability.train import evaluate
+
+    r = evaluate(ctx.model, ctx.task, ctx.task.test_set(), ctx.device)
+    return {"test_loss": r["loss"], "test_acc": r["acc"]}
+
+
+@register_measure("profile")
+def _profile(ctx: MeasureContext) -> dict[str, Any]:
+    from learnability.measure import model_profile
+
+    task = _boolean(ctx, "profile")
+    n = task.max_len
+    p = model_profile(
+        ctx.model,
+        n,
+        ctx.device,
+        margin=ctx.config.profile_margin,
+        threshold=task.threshold,
+        generator=torch.Generator().manual_seed(ctx.config.seed),
+    )
+    out: dict[str, Any] = {
+        "model_as": p.average_sensitivity,
+        "model_K0": p.zero_sensitivity,
+        "model_max_sensitivity": p.max_sensitivity,
+        "model_undecided": p.undecided,
+        "model_counts": p.counts,
+        "profile_exact": p.exact,
+    }
+    if p.exact and not task.variable:
+        target = task.target_values(torch.as_tensor(_all_bits(n))) > task.threshold
+        model_tt = (
+            p.truth_table.cpu().bool()
+            if p.truth_table is not None
+            else (_outputs(ctx.model, n, ctx.device) > task.threshold)
+        )
+        out["function_agreement"] = float((model_tt == target).float().mean())
+    return out
+
+
+def _all_bits(n: int) -> torch.Tensor:
+    from learnability.measure.sensitivity import all_bit_strings
+
+    return all_bit_strings(n)
+
+
+def _outputs(model: nn.Module, n: int, device: torch.device) -> torch.Tensor:
+    from learnability.measure import model_outputs
+
+    return model_outputs(model, n, device).cpu()
+
+
+@register_measure("blowup")
+def _blowup(ctx: MeasureContext) -> dict[str, Any]:
+    from learnability.measure import layernorm_blowup
+
+    paper = layernorm_blowup(ctx.model, ctx.batch.inputs, "paper", ctx.device)
+    published = layernorm_blowup(ctx.model, ctx.batch.inputs, "published", ctx.device)
+    return {
+        "blowup_paper": paper.mean,
+        "blowup_paper_max": paper.max,
+        "blowup_published": published.mean,
+        "blowup_published_max": published.max,
+        "ln_degenerate": paper.degenerate,
+    }
+
+
+@register_measure("param_norm")
+def _param_norm(ctx: MeasureContext) -> dict[str, Any]:
+    from learnability.measure import parameter_norm
+
+    return {"param_norm": parameter_norm(ctx.model)}
+
+
+@register_measure("lipschitz")
+def _lipschitz(ctx: MeasureContext) -> dict[str, Any]:
+    from learnability.measure import lipschitz_constant
+
+    c = lipschitz_constant(ctx.model)
+    return {"log10_lipschitz": c["log10_C"], "log_lipschitz": c["log_C"]}
+
+
+def _sharp(ctx: MeasureContext, kind: str, key: str, radius: float) -> dict[str, Any]:
+    from learnability.measure import sharpness
+    from learnability.train import compute_loss
+
+    est = sharpness(
+        ctx.model,
+        ctx.batch,
+        lambda out, b: compute_loss(ctx.task.loss, out, b),
+        rho=radius,
+        kind=kind,
+        directions=ctx.config.sharpness_directions,
+        generator=torch.Generator().manual_seed(ctx.config.seed + 7919),
+    )
+    return {key: est.mean, f"{key}_ci_low": est.ci_low, f"{key}_ci_high": est.ci_high}
+
+
+@register_measure("sharpness")
+def _sharpness(ctx: MeasureContext) -> dict[str, Any]:
+    return _sharp(ctx, "sphere", "sharpness", ctx.config.sharpness_rho)
+
+
+@register_measure("sharpness_gauss")
+def _sharpness_gauss(ctx: MeasureContext) -> dict[str, Any]:
+    return _sharp(ctx, "gaussian", "sharpness_gauss", ctx.config.sharpness_eps)
+
+
+@register_measure("length_generalisation")
+def _length(ctx: MeasureContext) -> dict[str, Any]:
+    from learnability.measure import length_generalisation
+
+    return {"length_acc": length_generalisation(ctx.model, ctx.task, ctx.device)}
+
+
+@register_measure("pca")
+def _pca(ctx: MeasureContext) -> dict[str, Any]:
+    from learnability.measure import pca_vs_neurons
+
+    return {"pca": pca_vs_neurons(ctx.model, ctx.batch.inputs, ctx.config.pca_ks, ctx.device)}
+
+
+def check_measures(names: list[str]) -> None:
+    for name in names:
+        if name not in MEASURES:
+            raise UserError(
+                f"unknown measure {name!r}{did_you_mean(name, MEASURES)}; allowed: {', '.join(sorted(MEASURES))}"
+            )
+
+
+def run_measures(
+    model: nn.Module,
+    task: Task,
+    config: TrainJobConfig,
+    names: list[str],
+    device: torch.device | str,
+) -> dict[str, Any]:
+    """Run the named measures on `model`; returns their merged metrics."""
+    check_measures(names)
+    device = resolve_device(device)
+    test = task.test_set()
+    batch = test.slice(0, config.measure_batch).to(device)
+    ctx = MeasureContext(model, task, config, device, batch)
+    out: dict[str, Any] = {}
+    for name in names:
+        out.update(MEASURES[name](ctx))
+    return out
+
+
+def target_summary(task: Task) -> dict[str, Any]:
+    """The target function's own profile (Boolean tasks, exact sizes only)."""
+    if (
+        not isinstance(task, BooleanTask)
+        or task.output != "scalar"
+        or task.variable
+        or task.max_len > 20
+    ):
+        return {}
+    fn = task.function_at(task.max_len)
+    if getattr(fn, "real_valued", False):
+        return {}
+    from learnability.boolean.analysis import profile_from_truth_table
+
+    p = profile_from_truth_table(fn.truth_table(), task.max_len)
+    out = {
+        "target_as": p.average,
+        "target_K0": p.zero_count,
+        "target_max_sensitivity": p.max_sensitivity,
+    }
+    if p.degree is not None:
+        out["target_degree"] = p.degree
+    return out
+
+
+# -- checkpoints -------------------------------------------------------------------------------------------
+def save_model(path: str | Path, model: nn.Module, config: TrainJobConfig) -> Path:
+    from learnability.config import to_dict
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save(
+        {
+            "kind": "learnability.model",
+            "job_config": to_dict(config),
+            "state_dict": model.state_dict(),
+        },
+        path,
+    )
+    return path
+
+
+def load_model(
+    path: str | Path, device: torch.device | str = "cpu"
+) -> tuple[nn.Module, TrainJobConfig]:
+    """Rebuild the model saved by the train job; UserError for a file that is not one or does not fit."""
+    from learnability.config import from_dict
+
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"checkpoint {str(path)!r} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as exc:
+        raise UserError(f"cannot read checkpoint {str(path)!r}: {type(exc).__name__}") from None
+    if not isinstance(payload, dict) or payload.get("kind") != "learnability.model":
+        raise UserError(f"{str(path)!r} is not a model checkpoint of the train job (model.pt)")
+    config = from_dict(TrainJobConfig, payload["job_config"])
+    model = seeded_model(config.model, config.seed)
+    try:
+        model.load_state_dict(payload["state_dict"])
+    except RuntimeError as exc:
+        first = str(exc).strip().splitlines()[0]
+        raise UserError(
+            f"checkpoint {str(path)!r} does not fit its model config: {first}"
+        ) from None
+    return model.to(resolve_device(device)), config
+
+
+# -- the job -----------------------------------------------------------------------------------------------
+def run_train(
+    config: TrainJobConfig,
+    run_dir: str | Path | None = None,
+    device: torch.device | str | None = None,
+    log: Callable[[int, dict[str, Any]], None] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Train and measure as the `train` job does, without the sweep machinery (see the module docstring)."""
+    device = resolve_device(device if device is not None else config.device)
+    check_measures(config.measure)
+    task = build_task(config.task, data_seed=config.data_seed)
+    model = seeded_model(config.model, config.seed, device)
+    train = config.train
+    if run_dir is not None and train.checkpoint_every and not train.checkpoint_path:
+        # periodic checkpoints go in the run directory, and a retried run resumes from them
+        from dataclasses import replace
+
+        train = replace(train, checkpoint_path=str(Path(run_dir) / "trainer.pt"), resume=True)
+    trainer = Trainer(model, task, train, device, metrics_log=log, progress=progress)
+    result = trainer.fit(data_seed=config.data_seed, init_seed=config.seed)
+    metrics: dict[str, Any] = {
+        "status": result.status,
+        "converged": result.status == "converged",
+        "steps": result.steps,
+        "converged_step": result.converged_step,
+        "seconds": result.seconds,
+        "trainable_params": sum(p.numel() for p in trainer.params),
+        **{k: v for k, v in result.final.items()},
+    }
+    metrics.update(target_summary(task))
+    if result.status != "diverged":
+        metrics.update(run_measures(model, task, config, config.measure, device))
+    if run_dir is not None and config.save_model:
+        save_model(Path(run_dir) / "model.pt", model, config)
+    return {k: _json_number(v) for k, v in metrics.items()}
+
+
+def _json_number(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    return v
+
+
+try:
+    from learnability.sweep.jobs import RunContext, register_job
+
+    @register_job("train", TrainJobConfig)
+    def train_job(config: TrainJobConfig, ctx: RunContext) -> dict[str, Any]:
+        """The standard train job: metrics to ctx.log, model to ctx.run_dir/model.pt."""
+        return run_train(config, ctx.run_dir, ctx.device, log=ctx.log)
+
+except ImportError:  # the sweep package is optional for run_train
+    pass
+
+__all__ = [
+    "MEASURES",
+    "MeasureContext",
+    "TrainJobConfig",
+    "load_model",
+    "register_measure",
+    "run_measures",
+    "run_train",
+    "save_model",
+    "target_summary",
+]
