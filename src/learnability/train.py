@@ -453,7 +453,7 @@ class _Progress:
 
     def close(self) -> None:
         if self.enabled:
-            self.bar.update(self.task, advance=self.pending)
+            self.bar.update(self.task, advance=self.pending, info=f"loss {self.last_loss:.4g} {self.info}")
             self.bar.stop()
 
 
