@@ -1,0 +1,476 @@
+"""`learnability sweep | results | report | reproduce`: run sweeps, query the store, write the report.
+
+    learnability sweep configs/sweeps/parity_scaling.yaml train.lr=3e-4 grid.task.n=[8,16] --workers 2
+    learnability results --study sensitivity --format csv --out runs.csv
+    learnability report --out results/report
+    learnability reproduce --study sensitivity --scale quick
+
+All commands share a results directory (`--results`, default ./results) holding `learnability.db`
+and `runs/<run_id>/`. `report` picks, per study, the scale whose runs are in the store (quick when
+both are); `--scale` forces one.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+import traceback
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from learnability.errors import UserError, check_choice
+
+_FORMATS = ("table", "csv", "parquet", "json")
+_SCALES = ("quick", "paper")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("sweep")(sweep_command)
+    app.command("results")(results_command)
+    app.command("report")(report_command)
+    app.command("reproduce")(reproduce_command)
+
+
+def _console() -> Console:
+    return Console(highlight=False)
+
+
+def sweep_command(
+    file: Annotated[
+        Path, typer.Argument(help="sweep YAML: name, job, base, grid, random, samples, seeds")
+    ],
+    overrides: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="a.b=v sets base fields; grid.a.b=[..] sets a grid axis; seeds=[..], samples=N"
+        ),
+    ] = None,
+    backend: Annotated[str, typer.Option(help="local (process pool) or ray")] = "local",
+    address: Annotated[
+        str | None, typer.Option(help="Ray cluster HOST:PORT (default: start a local Ray)")
+    ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="parallel runs (default: CPU count; 0 = inline, for debugging)"),
+    ] = None,
+    results: Annotated[Path, typer.Option(help="results directory (store + run artefacts)")] = Path(
+        "results"
+    ),
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="run failed runs again")
+    ] = False,
+    threads: Annotated[int, typer.Option(help="torch threads per worker")] = 1,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="validate and count the runs, run nothing")
+    ] = False,
+) -> None:
+    """Run a sweep file; runs already finished in the store are skipped."""
+    from learnability.sweep.runner import run_sweep
+    from learnability.sweep.spec import load_sweep
+
+    console = _console()
+    check_choice("backend", backend, ("local", "ray"))
+    sweep = load_sweep(file, overrides or [])
+    specs = sweep.expand()  # validate everything before the store is even created
+    if dry_run:
+        console.print(
+            f"sweep {sweep.name!r}: {len(specs)} runs of job {sweep.job!r} (dry run, nothing run)"
+        )
+        return
+    from learnability.sweep.store import Store
+
+    with Store(results) as store:
+        summary = run_sweep(
+            specs,
+            store,
+            backend=backend,
+            workers=workers,
+            address=address,
+            device=device,
+            retry_failed=retry_failed,
+            progress=True,
+            threads_per_worker=threads,
+        )
+    console.print(f"sweep {sweep.name!r}: {summary.line()}")
+    for run_id, error in summary.failures[:5]:
+        console.print(f"  [red]failed[/] {run_id}: {error}")
+    if len(summary.failures) > 5:
+        console.print(
+            f"  ... and {len(summary.failures) - 5} more (learnability results --status failed)"
+        )
+    console.print(f"results in {results}/learnability.db")
+
+
+# -- results ------------------------------------------------------------------------------------
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out[prefix] = value
+
+
+def record_rows(records: list) -> tuple[list[str], list[dict[str, Any]]]:
+    """Flatten records to rows: run fields, then `config.*` and `metrics.*` dotted columns."""
+    base = ["run_id", "study", "sweep", "job", "status", "seed", "seconds", "attempts", "error"]
+    rows, extra = [], {}
+    for r in records:
+        row: dict[str, Any] = {k: getattr(r, k) for k in base}
+        flat: dict[str, Any] = {}
+        _flatten("config", r.config, flat)
+        _flatten("metrics", r.metrics, flat)
+        row.update(flat)
+        extra.update(dict.fromkeys(flat))
+        rows.append(row)
+    columns = (
+        base
+        + [c for c in extra if c.startswith("config.")]
+        + [c for c in extra if c.startswith("metrics.")]
+    )
+    return columns, rows
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return value
+
+
+def results_command(
+    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    study: Annotated[str | None, typer.Option(help="only runs of this study")] = None,
+    sweep: Annotated[str | None, typer.Option(help="only runs of this sweep")] = None,
+    status: Annotated[str | None, typer.Option(help="ok, failed, diverged or running")] = None,
+    format: Annotated[str, typer.Option("--format", help="table, csv, parquet or json")] = "table",
+    out: Annotated[
+        Path | None, typer.Option(help="write to this file (default: stdout; parquet needs --out)")
+    ] = None,
+) -> None:
+    """List stored runs with their config and metrics as flat columns."""
+    from learnability.sweep.store import STATUSES, open_existing
+
+    check_choice("format", format, _FORMATS)
+    if status is not None:
+        check_choice("status", status, STATUSES)
+    if format == "parquet" and out is None:
+        raise UserError("--format parquet writes a file; give --out FILE.parquet")
+    with open_existing(results) as store:
+        if study is not None and study not in store.studies():
+            check_choice("study", study, store.studies())
+        if sweep is not None and sweep not in store.sweeps():
+            check_choice("sweep", sweep, store.sweeps())
+        records = store.records(sweep=sweep, study=study, status=status)
+    columns, rows = record_rows(records)
+    console = _console()
+    if format == "table":
+        _print_table(console, columns, rows)
+        return
+    if format == "json":
+        text = json.dumps(
+            [{"config": r.config, "metrics": r.metrics, **_plain(r)} for r in records], indent=1
+        )
+    elif format == "csv":
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _cell(row.get(k)) for k in columns})
+        text = buf.getvalue()
+    else:
+        _write_parquet(columns, rows, out)
+        console.print(f"{len(rows)} runs written to {out}")
+        return
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        console.print(f"{len(rows)} runs written to {out}")
+
+
+def _plain(r: Any) -> dict[str, Any]:
+    keys = (
+        "run_id",
+        "study",
+        "sweep",
+        "job",
+        "status",
+        "seed",
+        "seconds",
+        "attempts",
+        "error",
+        "started",
+        "finished",
+        "versions",
+    )
+    return {k: getattr(r, k) for k in keys}
+
+
+def _write_parquet(columns: list[str], rows: list[dict[str, Any]], out: Path) -> None:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise UserError(
+            "--format parquet needs pyarrow: pip install 'learnability[parquet]'"
+        ) from None
+    data = {}
+    for c in columns:
+        values = [_cell(row.get(c)) for row in rows]
+        kinds = {type(v) for v in values if v is not None}
+        if kinds and not (kinds <= {int, float} or len(kinds) == 1):
+            values = [None if v is None else str(v) for v in values]  # mixed types: keep as text
+        elif kinds == {int, float}:
+            values = [None if v is None else float(v) for v in values]
+        data[c] = values
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table(data), out)
+
+
+def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    if not rows:
+        console.print("no runs match")
+        return
+    # columns constant over all rows say little in a table: show them once above it
+    varying = [
+        c for c in columns if len({json.dumps(_cell(r.get(c)), default=str) for r in rows}) > 1
+    ]
+    keep = ["run_id", "status"] + [c for c in varying if c not in ("run_id", "status")]
+    hidden = {"seed"} if "config.seed" in columns else set()  # the same value twice
+    keep = [c for c in keep if c not in hidden]
+    constant = [
+        c for c in columns if c not in keep and c not in hidden and rows[0].get(c) is not None
+    ]
+    if constant:
+        shown = ", ".join(f"{c}={_short(rows[0].get(c))}" for c in constant[:12])
+        more = f" (+{len(constant) - 12} more)" if len(constant) > 12 else ""
+        console.print(f"all {len(rows)} runs: {shown}{more}")
+    table = Table(show_lines=False)
+    for c in keep:
+        label = c.replace("config.", "").replace("metrics.", "m.")
+        table.add_column(label, no_wrap=c == "run_id", overflow="fold")
+    for row in rows:
+        table.add_row(*[_short(row.get(c)) for c in keep])
+    console.print(table)
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = json.dumps(value) if isinstance(value, (list, dict)) else str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- report and reproduce -----------------------------------------------------------------------
+
+
+def _study_run_ids(study: Any, scale: str) -> set[str]:
+    return {spec.run_id for sweep in study.sweeps(scale) for spec in sweep.expand()}
+
+
+def _pick_scale(study: Any, store: Any) -> tuple[str, set[str]]:
+    """The scale whose runs the store holds most of (quick first on ties), and those run ids."""
+    stored = {r.run_id for r in store.records(study=study.name)}
+    best: tuple[str, set[str]] | None = None
+    best_hits = -1
+    for scale in _SCALES:
+        ids = _study_run_ids(study, scale)
+        hits = len(ids & stored)
+        if hits > best_hits:
+            best, best_hits = (scale, ids), hits
+    assert best is not None
+    return best
+
+
+def analyse_study(
+    study: Any, store: Any, scale: str | None, out_dir: Path, seconds: float = 0.0
+) -> Any:
+    """Run a study's analysis on its stored records; returns a StudyReport."""
+    from learnability.studies.base import FigureSink, StudyReport, StudyResults
+
+    if scale is None:
+        scale, ids = _pick_scale(study, store)
+    else:
+        ids = _study_run_ids(study, scale)
+    records = store.records(study=study.name, run_ids=ids)
+    results = StudyResults(records, scale)
+    sink = FigureSink(out_dir / "figures", study.name)
+    claims = study.analyse(results, sink)
+    counts = {s.name: results.status_counts(s.name) for s in study.sweeps(scale)}
+    return StudyReport(
+        study=study.name,
+        title=study.title,
+        paper=study.paper,
+        protocol_note=study.protocol_note,
+        scale=scale,
+        claims=claims,
+        figures=sink.figures,
+        tables=sink.tables,
+        notes=sink.notes,
+        run_counts=counts,
+        seconds=seconds,
+    )
+
+
+def _error_report(study: Any, scale: str, message: str, seconds: float) -> Any:
+    from learnability.studies.base import StudyReport
+
+    return StudyReport(
+        study=study.name,
+        title=getattr(study, "title", study.name),
+        paper=getattr(study, "paper", ""),
+        protocol_note=getattr(study, "protocol_note", ""),
+        scale=scale,
+        claims=[],
+        figures=[],
+        tables=[],
+        notes=[message],
+        run_counts={},
+        seconds=seconds,
+    )
+
+
+def _write_report(reports: list, errors: dict[str, str], out: Path) -> Path:
+    from learnability.report import build_report
+
+    try:
+        return build_report(reports, out, errors=errors)
+    except TypeError:  # a build_report without the errors argument: errors are in the notes already
+        return build_report(reports, out)
+
+
+def _studies(names: list[str] | None) -> list[Any]:
+    from learnability.studies import available_studies, get_study
+
+    names = names or available_studies()
+    if not names:
+        raise UserError("no studies are installed (learnability.studies has none)")
+    return [get_study(n) for n in names]
+
+
+def report_command(
+    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    study: Annotated[
+        list[str] | None, typer.Option(help="studies to report (default: those in the store)")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="report directory (default: RESULTS/report)")
+    ] = None,
+    scale: Annotated[
+        str | None, typer.Option(help="quick or paper (default: the scale found in the store)")
+    ] = None,
+) -> None:
+    """Analyse stored runs and write the HTML report with figures (PNG + PDF) and claims."""
+    from learnability.studies import available_studies
+    from learnability.sweep.store import open_existing
+
+    if scale is not None:
+        check_choice("scale", scale, _SCALES)
+    out = out or results / "report"
+    console = _console()
+    with open_existing(results) as store:
+        names = list(study or [])
+        if not names:
+            present = set(store.studies())
+            names = [n for n in available_studies() if n in present]
+            if not names:
+                raise UserError(
+                    f"the store in {results} has no runs of any study; run `learnability reproduce`"
+                )
+        reports, errors = [], {}
+        for s in _studies(names):
+            t0 = time.perf_counter()
+            try:
+                reports.append(analyse_study(s, store, scale, out))
+            except Exception as exc:
+                errors[s.name] = _describe(exc)
+                reports.append(
+                    _error_report(
+                        s,
+                        scale or "quick",
+                        f"analysis failed: {errors[s.name]}",
+                        time.perf_counter() - t0,
+                    )
+                )
+                console.print(f"[red]{s.name}: analysis failed:[/] {errors[s.name]}")
+    path = _write_report(reports, errors, out)
+    console.print(f"report: {path}")
+
+
+def _describe(exc: BaseException) -> str:
+    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    return last
+
+
+def reproduce_command(
+    study: Annotated[list[str] | None, typer.Option(help="studies to run (default: all)")] = None,
+    scale: Annotated[
+        str, typer.Option(help="quick (a 2-core CPU, minutes) or paper (published configs)")
+    ] = "quick",
+    backend: Annotated[str, typer.Option(help="local or ray")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT")] = None,
+    workers: Annotated[int | None, typer.Option(help="parallel runs (default: CPU count)")] = None,
+    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
+    out: Annotated[
+        Path | None, typer.Option(help="report directory (default: RESULTS/report)")
+    ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="run failed runs again")
+    ] = False,
+) -> None:
+    """Run each study's sweeps into the store, analyse them, and write the report."""
+    from learnability.sweep.runner import run_sweep
+    from learnability.sweep.store import Store
+
+    check_choice("scale", scale, _SCALES)
+    check_choice("backend", backend, ("local", "ray"))
+    studies = _studies(list(study or []))
+    out = out or results / "report"
+    console = _console()
+    reports, errors = [], {}
+    with Store(results) as store:
+        for s in studies:
+            t0 = time.perf_counter()
+            console.rule(f"[bold]{s.name}[/] — {s.title}")
+            try:
+                console.print(f"cost estimate ({scale}): {s.estimate(scale)}")
+                summary = run_sweep(
+                    s.sweeps(scale),
+                    store,
+                    backend=backend,
+                    workers=workers,
+                    address=address,
+                    device=device,
+                    retry_failed=retry_failed,
+                )
+                console.print(f"runs: {summary.line()}")
+                report = analyse_study(s, store, scale, out, seconds=time.perf_counter() - t0)
+                report.seconds = time.perf_counter() - t0
+                reports.append(report)
+                verdicts = ", ".join(f"{c.verdict}" for c in report.claims)
+                console.print(f"{len(report.claims)} claims: {verdicts}; {report.seconds:.0f} s")
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # one broken study must not take the others down
+                errors[s.name] = _describe(exc)
+                seconds = time.perf_counter() - t0
+                reports.append(_error_report(s, scale, f"study failed: {errors[s.name]}", seconds))
+                console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
+    path = _write_report(reports, errors, out)
+    console.print(f"\nreport: {path.resolve()}")
+    console.print(f"figures: {(out / 'figures').resolve()}")
+    if errors:
+        raise typer.Exit(1)
