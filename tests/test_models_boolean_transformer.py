@@ -216,7 +216,9 @@ def test_eps_zero_degenerate_row_outputs_the_bias():
 
 @pytest.mark.parametrize("scheme,scale", [("uniform", 3.0), ("gaussian", 2.0)])
 def test_uniform_and_gaussian_init(scheme, scale):
-    model = build_model(BooleanTransformerConfig(init=scheme, init_scale=scale), seed=0)
+    model = build_model(
+        BooleanTransformerConfig(init=scheme, init_scale=scale), seed=0
+    ).requires_grad_(False)
     flat = torch.cat([p.detach().flatten() for p in model.parameters()])
     if scheme == "uniform":
         assert flat.abs().max() <= scale and flat.abs().max() > 0.99 * scale
@@ -234,7 +236,9 @@ def test_uniform_and_gaussian_init(scheme, scale):
 
 @pytest.mark.parametrize("scheme", ["xavier_uniform", "xavier_normal", "default"])
 def test_xavier_and_default_init(scheme):
-    model = build_model(BooleanTransformerConfig(init=scheme, d_model=128, d_ff=256), seed=0)
+    model = build_model(
+        BooleanTransformerConfig(init=scheme, d_model=128, d_ff=256), seed=0
+    ).requires_grad_(False)
     fc = model.layers[0].mlp.fc.weight  # (256, 128)
     q = model.layers[0].attn.in_proj.weight[:128]
     if scheme == "default":
@@ -251,6 +255,10 @@ def test_xavier_and_default_init(scheme):
         assert fc.abs().max() <= math.sqrt(3) * std + 1e-6
     assert float(model.layers[0].mlp.fc.bias.abs().max()) == 0
     assert torch.equal(model.layers[0].ln1.weight, torch.ones(128))
+    pre = build_model(BooleanTransformerConfig(init=scheme, ln="pre", d_model=16, d_ff=16), seed=0)
+    assert torch.equal(pre.final_ln.weight, torch.ones(16)) and torch.equal(
+        pre.final_ln.bias, torch.zeros(16)
+    )
 
 
 def test_causal_mask_and_bidirectional():

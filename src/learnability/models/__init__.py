@@ -47,7 +47,9 @@ def build_model(
     generator = None
     if seed is not None:
         generator = torch.Generator().manual_seed(int(seed))
-    model = MODELS[arch][1](config, generator=generator)
+    # module constructors draw their throw-away default init from the global RNG: restore it afterwards
+    with torch.random.fork_rng(devices=[], enabled=seed is not None):
+        model = MODELS[arch][1](config, generator=generator)
     return model.to(resolve_device(device or "cpu"))
 
 

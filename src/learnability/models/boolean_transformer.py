@@ -147,9 +147,9 @@ class BooleanTransformer(nn.Module):
             elif c.init == "gaussian":
                 nn.init.normal_(p, 0.0, c.init_scale, generator=g)
             elif p.dim() < 2:
-                nn.init.ones_(p) if ".ln" in f".{name}" and name.endswith(
-                    "weight"
-                ) else nn.init.zeros_(p)
+                # biases (LayerNorm's included) 0; LayerNorm gains stay at default_init's 1
+                if not name.endswith(("ln1.weight", "ln2.weight", "final_ln.weight")):
+                    nn.init.zeros_(p)
             else:
                 xavier = (
                     nn.init.xavier_uniform_

@@ -96,7 +96,7 @@ class GPT(nn.Module):
                     else c.init_std
                 )
                 nn.init.normal_(p, 0.0, std, generator=generator)
-            elif ".ln" in f".{name}" and name.endswith("weight"):
+            elif name.endswith(("ln1.weight", "ln2.weight", "final_ln.weight")):
                 nn.init.ones_(p)
             else:
                 nn.init.zeros_(p)

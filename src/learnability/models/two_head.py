@@ -246,12 +246,14 @@ def state(V: Tensor, params: Tensor, kind: str) -> StepState:
 
 
 def population_grad(V: Tensor, params: Tensor, kind: str, p: int, q: int) -> tuple[Tensor, Tensor]:
-    """Closed-form population loss () and its gradient (2, m) w.r.t. params = [θ; θ̃] (2, m). O(dm)."""
+    """Closed-form population loss (...) and its gradient (..., 2, m) w.r.t. params = [θ; θ̃] (..., 2, m).
+
+    O(dm) per parameter pair: the scores Vθ, the O(d) closed form, one product with V."""
     st = state(V, params, kind)
-    a, b = st.weights[0], st.weights[1]
+    a, b = st.weights[..., 0, :], st.weights[..., 1, :]
     loss = population_loss(a, b, p, q)
     ga, gb = population_grad_weights(a, b, p, q)
-    gs = attention_vjp(st.scores, st.weights, torch.stack([ga, gb]), kind)
+    gs = attention_vjp(st.scores, st.weights, torch.stack([ga, gb], -2), kind)
     return loss, gs @ V
 
 
