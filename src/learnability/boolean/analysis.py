@@ -479,7 +479,9 @@ def wilson_interval(successes: np.ndarray, trials: int, z: float) -> np.ndarray:
     denom = 1 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denom
     half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
-    return np.stack([np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)], axis=-1)
+    low = np.where(k == 0, 0.0, np.clip(centre - half, 0, 1))
+    high = np.where(k == trials, 1.0, np.clip(centre + half, 0, 1))
+    return np.stack([low, high], axis=-1)
 
 
 def sample_profile(
