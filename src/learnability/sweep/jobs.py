@@ -36,7 +36,6 @@ class Job:
 
 
 _JOBS: dict[str, Job] = {}
-_standard_loaded = False
 
 
 def register_job(name: str, config_cls: type) -> Callable[[Callable], Callable]:
@@ -49,29 +48,48 @@ def register_job(name: str, config_cls: type) -> Callable[[Callable], Callable]:
     return decorate
 
 
-def _standard_modules() -> list[str]:
-    modules = ["learnability.runs", "learnability.sweep.testing"]
+def _standard_modules() -> dict[str, str]:
+    """Job-name prefix -> module registering such jobs ("volume.x" -> learnability.studies.volume)."""
+    modules = {"train": "learnability.runs", "testing": "learnability.sweep.testing"}
     try:
         from learnability.studies import _MODULES
 
-        modules.extend(_MODULES.values())
+        modules.update(_MODULES)
     except ImportError:
         pass
     return modules
 
 
-def _load_standard_jobs() -> None:
-    global _standard_loaded
-    if _standard_loaded:
+_import_errors: dict[str, str] = {}  # module -> why it could not be imported
+_tried: set[str] = set()
+
+
+def _try_import(module: str) -> None:
+    if module in _tried:
         return
-    _standard_loaded = True
-    for module in _standard_modules():
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            # a module not written yet is fine; a module that is present but broken is not
-            if exc.name != module:
-                raise
+    _tried.add(module)
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:  # present but broken; absent (not written yet) is fine
+            _import_errors[module] = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # one broken study module must not hide every other job
+        _import_errors[module] = f"{type(exc).__name__}: {exc}"
+
+
+def _load_standard_jobs(name: str | None = None) -> None:
+    """Import the modules that register standard jobs; the one named by `name`'s prefix first."""
+    modules = _standard_modules()
+    if name is not None:
+        prefix = name.split(".", 1)[0]
+        if prefix in modules:
+            _try_import(modules[prefix])
+            if name in _JOBS:
+                return
+    for module in modules.values():
+        _try_import(module)
+        if name is not None and name in _JOBS:
+            return
 
 
 def import_job_module(module: str) -> None:
@@ -89,12 +107,15 @@ def get_job(name: str) -> Job:
     """The registered job `name`; UserError listing the known jobs if there is none."""
     job = _JOBS.get(name)
     if job is None:
-        _load_standard_jobs()
+        _load_standard_jobs(name)
         job = _JOBS.get(name)
     if job is None:
+        _load_standard_jobs()
         names = sorted(_JOBS)
+        broken = "".join(f"; {m} failed to import ({e})" for m, e in _import_errors.items())
         raise UserError(
             f"unknown job {name!r}{did_you_mean(name, names)}; known jobs: {', '.join(names) or '(none)'}"
+            f"{broken}"
         )
     return job
 
