@@ -79,9 +79,8 @@ def as_truth_table(
         raise UserError(f"{what} has {size} entries; for n={n} it must have 2^{n} = {1 << n}")
     if arr.dtype == np.bool_:
         return arr.view(np.uint8), n
-    if arr.dtype == np.uint8 and (size < 1 << 16 or int(arr.max()) <= 1):
-        if int(arr.max()) <= 1:
-            return arr, n
+    if arr.dtype == np.uint8 and int(arr.max()) <= 1:
+        return arr, n
     bad = arr[(arr != 0) & (arr != 1)]
     if bad.size:
         raise UserError(

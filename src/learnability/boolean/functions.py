@@ -166,9 +166,10 @@ def _validate_table(raw: Any, n: int, name: str, real_valued: bool) -> np.ndarra
         )
     if real_valued:
         return tt.astype(np.float64, copy=False)
-    if tt.dtype == np.uint8 or tt.dtype == np.bool_:
-        if tt.dtype == np.bool_ or int(tt.max(initial=0)) <= 1:
-            return tt.view(np.uint8) if tt.dtype == np.bool_ else tt
+    if tt.dtype == np.bool_:
+        return tt.view(np.uint8)
+    if tt.dtype == np.uint8 and int(tt.max(initial=0)) <= 1:
+        return tt
     bad = tt[(tt != 0) & (tt != 1)]
     if bad.size:
         raise UserError(
