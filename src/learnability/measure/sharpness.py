@@ -108,12 +108,15 @@ def sharpness(
     use_vmap = chunk > 1
     while done < directions:
         k = min(chunk, directions - done)
-        noise = {
-            n: torch.randn((k, *p.shape), generator=gen, device=gen.device, dtype=p.dtype).to(
-                device
-            )
-            for n, p in moving.items()
-        }
+        # draw direction by direction, so the directions do not depend on `chunk`
+        draws = [
+            {
+                n: torch.randn(p.shape, generator=gen, device=gen.device, dtype=p.dtype)
+                for n, p in moving.items()
+            }
+            for _ in range(k)
+        ]
+        noise = {n: torch.stack([d[n] for d in draws]).to(device) for n in moving}
         if kind == "sphere":
             sq = sum(z.reshape(k, -1).pow(2).sum(1) for z in noise.values())
             scale = rho / sq.sqrt()
