@@ -273,7 +273,12 @@ class RayExecutor:
     """Ray tasks (`num_cpus=1`, no automatic retries) on a cluster at `address`, or a local Ray."""
 
     def __init__(
-        self, workers: int | None, address: str | None, threads: int = 1, device: str = "cpu"
+        self,
+        workers: int | None,
+        address: str | None,
+        threads: int = 1,
+        device: str = "cpu",
+        modules: tuple[str, ...] = (),
     ) -> None:
         try:
             import ray
@@ -282,12 +287,12 @@ class RayExecutor:
         self.ray = ray
         self._started_here = False
         if not ray.is_initialized():
-            env = {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": os.pathsep.join(_python_path())}
-            kwargs: dict[str, Any] = {
-                "log_to_driver": False,
-                "runtime_env": {"env_vars": env},
-                "configure_logging": False,
-            }
+            kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+            if any(not m.startswith("learnability.") for m in modules):
+                # a user's job module: let workers on this node import it as the driver does (a
+                # separate runtime env costs a fresh worker pool, so only when needed)
+                env = {"PYTHONPATH": os.pathsep.join(_python_path())}
+                kwargs["runtime_env"] = {"env_vars": env}
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             try:
                 if address:
@@ -346,10 +351,16 @@ def _python_path() -> list[str]:
 
 
 def make_executor(
-    backend: str, workers: int | None, address: str | None, threads: int, device: str
+    backend: str,
+    workers: int | None,
+    address: str | None,
+    threads: int,
+    device: str,
+    modules: tuple[str, ...] = (),
 ) -> InlineExecutor | LocalExecutor | RayExecutor:
+    """The executor for `backend`; `modules` are the job modules the runs need."""
     if backend == "ray":
-        return RayExecutor(workers, address, threads, device)
+        return RayExecutor(workers, address, threads, device, modules)
     if workers == 0:
         return InlineExecutor()
     return LocalExecutor(workers or max(1, os.cpu_count() or 1), threads)

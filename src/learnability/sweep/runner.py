@@ -176,15 +176,20 @@ def _drive(
     progress: bool,
     threads: int,
 ) -> None:
-    store.add_members(specs)
     stored = store.status_of(s.run_id for s in specs)
     done_states = {"ok", "diverged"} | (set() if retry_failed else {"failed"})
     todo = deque(s for s in specs if stored.get(s.run_id) not in done_states)
     summary.skipped = len(specs) - len(todo)
-    if not todo:
-        return
     modules = {s.job: get_job(s.job).module for s in todo}
-    executor = make_executor(backend, workers, address, threads, device)
+    # the executor first: a backend that cannot start (no Ray) leaves the store untouched
+    executor = None
+    if todo:
+        executor = make_executor(
+            backend, workers, address, threads, device, tuple(modules.values())
+        )
+    store.add_members(specs)
+    if executor is None:
+        return
     label = ", ".join(dict.fromkeys(s.sweep for s in todo))
     bar = _Progress(progress, len(todo), label if len(label) < 40 else label[:37] + "...")
     in_flight: dict[str, tuple[RunSpec, bool]] = {}

@@ -1,0 +1,118 @@
+"""The driver and the local executors: failures, divergence, worker crashes, resume, retry."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from learnability.errors import UserError
+from learnability.sweep import Store, Sweep, run_sweep
+from learnability.sweep.executors import execute_run
+
+MIXED = Sweep(
+    "ex/mixed",
+    "testing.probe",
+    base={"size": 6},
+    grid={"mode": ["ok", "raise", "diverge", "exit"]},
+    seeds=[0, 1, 2],
+)
+
+
+@pytest.fixture(scope="module")
+def pool_results(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pool")
+    summary = run_sweep(MIXED, root, workers=2, progress=False)
+    return root, summary
+
+
+def _by_mode(store: Store) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for r in store.records(sweep="ex/mixed"):
+        out.setdefault(r.config["mode"], []).append(r)
+    return out
+
+
+def test_failures_divergence_and_crashes_are_recorded(pool_results):
+    root, summary = pool_results
+    assert (summary.total, summary.ok, summary.diverged, summary.failed) == (12, 3, 3, 6)
+    assert summary.crashed == 3
+    with Store(root) as store:
+        assert store.integrity_check() == "ok"
+        runs = _by_mode(store)
+    # the runs that shared the pool with a crashing one were re-run alone and succeeded
+    assert all(r.status == "ok" and r.error is None for r in runs["ok"])
+    assert all(
+        r.status == "diverged" and r.metrics["status"] == "diverged" for r in runs["diverge"]
+    )
+    for r in runs["raise"]:
+        assert r.status == "failed"
+        assert r.error == f"RuntimeError: probe asked to fail (seed {r.seed})"
+        assert "Traceback" in r.traceback and "in probe" in r.traceback
+    for r in runs["exit"]:
+        assert r.status == "failed" and "worker process died" in r.error
+    ok = runs["ok"][0]
+    assert yaml.safe_load((ok.run_dir / "config.yaml").read_text()) == ok.config
+    assert (ok.run_dir / "metrics.jsonl").read_text().count("\n") == 1
+    assert ok.versions["torch"] and ok.versions["python"] and ok.seconds > 0
+
+
+def test_inline_gives_bit_identical_results(pool_results, tmp_path: Path):
+    root, _ = pool_results
+    safe = Sweep(
+        "ex/mixed",
+        "testing.probe",
+        base={"size": 6},
+        grid={"mode": ["ok", "diverge"]},
+        seeds=[0, 1, 2],
+    )
+    summary = run_sweep(safe, tmp_path, workers=0, progress=False)
+    assert (summary.ok, summary.diverged) == (3, 3)
+    with Store(root) as a, Store(tmp_path) as b:
+        pool = {r.run_id: r.metrics for r in a.records() if r.status != "failed"}
+        inline = {r.run_id: r.metrics for r in b.records()}
+    assert pool == inline  # same ids, same floats to the last bit
+
+
+def test_resume_skips_and_retry_reruns_failed(pool_results):
+    root, _ = pool_results
+    again = run_sweep(MIXED.expand(), root, workers=2, progress=False)
+    assert (again.skipped, again.executed) == (12, 0)
+    retry_only_raise = [s for s in MIXED.expand() if s.config.mode in ("raise", "ok")]
+    retried = run_sweep(retry_only_raise, root, workers=0, progress=False, retry_failed=True)
+    assert (retried.skipped, retried.failed, retried.ok) == (3, 3, 0)
+    with Store(root) as store:
+        assert all(r.attempts == 2 for r in _by_mode(store)["raise"])
+        assert all(r.attempts == 1 for r in _by_mode(store)["ok"])
+
+
+def test_execute_run_reports_bad_return(tmp_path: Path):
+    result = execute_run(
+        {
+            "run_id": "x",
+            "job": "testing.probe",
+            "module": "",
+            "config": {"mode": "nonsense"},
+            "run_dir": str(tmp_path),
+            "device": "cpu",
+            "threads": 1,
+        }
+    )
+    assert result["status"] == "failed" and "nonsense" in result["error"]
+
+
+def test_bad_arguments_are_user_errors(tmp_path: Path, monkeypatch):
+    with pytest.raises(UserError, match="unknown backend 'slurm'"):
+        run_sweep(MIXED, tmp_path, backend="slurm")
+    with pytest.raises(UserError, match="workers"):
+        run_sweep(MIXED, tmp_path, workers=-1)
+    with pytest.raises(UserError, match="device"):
+        run_sweep(MIXED, tmp_path, device="tpu")
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed
+    with pytest.raises(UserError, match=r"learnability\[ray\]"):
+        run_sweep(Sweep("ex/r", "testing.probe"), tmp_path, backend="ray", progress=False)
+    # nothing was run by any of these
+    with Store(tmp_path) as store:
+        assert store.records() == []

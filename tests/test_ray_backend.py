@@ -1,0 +1,116 @@
+"""The Ray backend against a real local Ray cluster: same stored results as the local backend."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from learnability.cli import main
+from learnability.sweep import Store, Sweep, run_sweep
+
+pytest.importorskip("ray")  # an optional extra; the dev environment installs it
+
+RAY = str(Path(sys.executable).with_name("ray"))
+SWEEP = """\
+name: ray/check
+job: testing.probe
+base: {size: 12, work: 2000}
+grid:
+  mode: [ok, raise, diverge]
+  x: [0.5, 1.5]
+seeds: [0, 1]
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    port = _free_port()
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    temp = tmp_path_factory.mktemp("ray")
+    # keep Ray's socket paths short (unix sockets have a ~100 character limit)
+    temp_dir = Path("/tmp") / f"lr{port}"
+    cmd = [
+        RAY,
+        "start",
+        "--head",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--num-cpus",
+        "2",
+        "--include-dashboard",
+        "false",
+        "--disable-usage-stats",
+        "--temp-dir",
+        str(temp_dir),
+    ]
+    started = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert started.returncode == 0, started.stderr[-2000:]
+    try:
+        yield f"127.0.0.1:{port}", temp
+    finally:
+        import ray
+
+        if ray.is_initialized():
+            ray.shutdown()
+        subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        shutil.rmtree(temp_dir, ignore_errors=True)
+
+
+def _cli(argv: list[str]) -> int:
+    try:
+        main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def test_ray_results_equal_local_bit_for_bit(ray_cluster, tmp_path: Path):
+    address, _ = ray_cluster
+    sweep_file = tmp_path / "ray.yaml"
+    sweep_file.write_text(SWEEP)
+    ray_dir, local_dir = tmp_path / "ray", tmp_path / "local"
+    assert (
+        _cli(
+            [
+                "sweep",
+                str(sweep_file),
+                "--backend",
+                "ray",
+                "--address",
+                address,
+                "--results",
+                str(ray_dir),
+            ]
+        )
+        == 0
+    )
+    assert _cli(["sweep", str(sweep_file), "--workers", "2", "--results", str(local_dir)]) == 0
+    with Store(ray_dir) as a, Store(local_dir) as b:
+        via_ray = {r.run_id: (r.status, r.config, r.metrics, r.error) for r in a.records()}
+        local = {r.run_id: (r.status, r.config, r.metrics, r.error) for r in b.records()}
+        assert a.integrity_check() == "ok"
+    assert len(via_ray) == 12
+    assert via_ray == local
+    statuses = sorted(s for s, *_ in via_ray.values())
+    assert statuses == ["diverged"] * 4 + ["failed"] * 4 + ["ok"] * 4
+    # a worker that dies takes only its own run down, and the sweep goes on
+    crash = Sweep("ray/crash", "testing.probe", grid={"mode": ["exit", "ok"]})
+    summary = run_sweep(crash, ray_dir, backend="ray", address=address, progress=False)
+    assert (summary.failed, summary.ok, summary.crashed) == (1, 1, 1)
+    with Store(ray_dir) as store:
+        (dead,) = store.records(sweep="ray/crash", status="failed")
+        assert dead.config["mode"] == "exit" and "Ray worker died" in dead.error
