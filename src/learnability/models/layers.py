@@ -83,19 +83,17 @@ class SelfAttention(nn.Module):
             q = F.linear(x[:, query : query + 1], w[:d], bias[:d])
             k, v = F.linear(x, w[d:], bias[d:]).split(d, dim=-1)
         q, k, v = self._heads(q), self._heads(k), self._heads(v)
-        mask = None
-        if self.causal:
-            rows = (
-                torch.arange(t, device=x.device)
-                if query is None
-                else torch.tensor([query], device=x.device)
-            )
-            mask = (
-                rows[:, None] >= torch.arange(t, device=x.device)[None, :]
-            )  # (Tq, T), True = may attend
         drop = self.dropout if self.training else 0.0
+        mask = None  # (Tq, T) bool, True = may attend
+        if self.causal:
+            keys = torch.arange(t, device=x.device)
+            mask = (keys if query is None else keys[query : query + 1])[:, None] >= keys[None, :]
         if trace is None:
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=drop)
+            # a full causal square is SDPA's is_causal, whose kernels beat an explicit mask
+            full = self.causal and query is None
+            y = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=None if full else mask, dropout_p=drop, is_causal=full
+            )
         else:
             scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.n_heads)  # (B, H, Tq, T)
             if mask is not None:
