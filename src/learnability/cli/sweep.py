@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 import time
 import traceback
 from pathlib import Path
@@ -473,4 +474,5 @@ def reproduce_command(
     console.print(f"\nreport: {path.resolve()}")
     console.print(f"figures: {(out / 'figures').resolve()}")
     if errors:
-        raise typer.Exit(1)
+        # (typer.Exit's code is dropped under standalone_mode=False, which the root command uses)
+        sys.exit(1)

@@ -1,0 +1,187 @@
+"""`learnability sweep / results / report / reproduce` end to end, in process."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import learnability.studies as studies
+from learnability.cli import main
+from learnability.studies.base import ClaimResult, Study
+from learnability.sweep import Sweep
+
+GOOD = "name: cli/demo\njob: testing.probe\nbase: {size: 4}\ngrid:\n  x: [1.0, 2.0]\n  mode: [ok, raise]\nseeds: [0, 1]\n"
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (GOOD.replace("size: 4", "sise: 4"), ["sise", "did you mean 'size'"]),
+        (GOOD.replace("size: 4", "size: four"), ["size", "'four'", "int"]),
+        (GOOD.replace("x: [1.0, 2.0]", "x: []"), ["grid.x", "empty"]),
+        (GOOD.replace("x: [1.0, 2.0]", "depth: [1, 2]"), ["depth", "allowed"]),
+        (GOOD.replace("grid:", "gird:"), ["gird", "did you mean 'grid'"]),
+        (
+            GOOD.replace("testing.probe", "testing.prob"),
+            ["testing.prob", "did you mean 'testing.probe'"],
+        ),
+        ("job: testing.probe\nbase: [1, 2\n", ["not valid YAML"]),
+    ],
+)
+def test_bad_sweep_files_exit_2_and_write_nothing(tmp_path: Path, capsys, text, words):
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    results = tmp_path / "results"
+    code, _, err = run_cli(["sweep", path, "--results", results, "--workers", "0"], capsys)
+    assert code == 2
+    message = " ".join(err.split())
+    assert message.startswith("error:") and "Traceback" not in err
+    for word in words:
+        assert word in message
+    assert not results.exists()
+
+
+def test_sweep_then_results_in_every_format(tmp_path: Path, capsys):
+    path = tmp_path / "good.yaml"
+    path.write_text(GOOD)
+    results = tmp_path / "results"
+    code, out, _ = run_cli(
+        ["sweep", path, "size=5", "--results", results, "--workers", "0"], capsys
+    )
+    assert code == 0
+    assert "8 runs: 4 ok, 4 failed" in " ".join(out.split())
+    code, out, _ = run_cli(
+        ["sweep", path, "size=5", "--results", results, "--workers", "0"], capsys
+    )
+    assert "8 already done" in " ".join(out.split())
+
+    code, out, _ = run_cli(
+        ["results", "--results", results, "--format", "csv", "--status", "ok"], capsys
+    )
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and len(rows) == 4
+    assert {r["config.size"] for r in rows} == {"5"} and all(
+        float(r["metrics.value"]) for r in rows
+    )
+
+    code, out, _ = run_cli(
+        ["results", "--results", results, "--format", "json", "--sweep", "cli/demo"], capsys
+    )
+    data = json.loads(out)
+    assert len(data) == 8 and {d["status"] for d in data} == {"ok", "failed"}
+    assert all(d["error"].startswith("RuntimeError") for d in data if d["status"] == "failed")
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    target = tmp_path / "runs.parquet"
+    code, _, _ = run_cli(
+        ["results", "--results", results, "--format", "parquet", "--out", target], capsys
+    )
+    table = pq.read_table(target)
+    assert code == 0 and table.num_rows == 8 and "config.x" in table.column_names
+
+    code, out, _ = run_cli(["results", "--results", results, "--study", "cli"], capsys)
+    assert code == 0 and "run_id" in out
+    code, _, err = run_cli(["results", "--results", results, "--study", "clj"], capsys)
+    assert code == 2 and "did you mean 'cli'" in err
+    code, _, err = run_cli(["results", "--results", tmp_path / "none"], capsys)
+    assert code == 2 and "no results store" in err
+
+
+class _FakeStudy(Study):
+    name = "fake"
+    title = "A fake study"
+    paper = "Nobody (2026)"
+    protocol_note = "test protocol"
+
+    def sweeps(self, scale: str) -> list[Sweep]:
+        xs = [1.0, 2.0] if scale == "quick" else [1.0, 2.0, 3.0]
+        return [Sweep("fake/probe", "testing.probe", grid={"x": xs}, seeds=[0, 1])]
+
+    def analyse(self, results, out):
+        import matplotlib.pyplot as plt
+
+        records = results.of("fake/probe")
+        fig, ax = plt.subplots()
+        ax.plot([r.config["x"] for r in records], [r.metrics["value"] for r in records], "o")
+        ax.set_xlabel("x")
+        ax.set_ylabel("value")
+        out.add("values", fig, "probe values")
+        return [
+            ClaimResult(
+                "runs finish",
+                "all runs finish",
+                f"{len(records)} ok runs",
+                "reproduced" if records else "inconclusive",
+                results.scale,
+            )
+        ]
+
+
+class _BrokenStudy(_FakeStudy):
+    name = "broken"
+
+    def sweeps(self, scale: str) -> list[Sweep]:
+        return [Sweep("broken/probe", "testing.probe", base={"x": 5.0})]
+
+    def analyse(self, results, out):
+        raise ZeroDivisionError("analysis bug")
+
+
+@pytest.fixture
+def fake_studies(monkeypatch):
+    for name, study in (("fake", _FakeStudy()), ("broken", _BrokenStudy())):
+        module = types.ModuleType(f"_test_study_{name}")
+        module.STUDY = study
+        monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setattr(
+        studies, "_MODULES", {"fake": "_test_study_fake", "broken": "_test_study_broken"}
+    )
+
+
+def test_reproduce_and_report(tmp_path: Path, capsys, fake_studies):
+    results = tmp_path / "results"
+    code, out, _ = run_cli(["reproduce", "--results", results, "--workers", "0"], capsys)
+    text = " ".join(out.split())
+    assert code == 1  # one study's analysis failed; the other is still reported
+    assert (
+        "cost estimate (quick): 4 runs" in text
+        and "broken failed" in text
+        and "analysis bug" in text
+    )
+    html = results / "report" / "report.html"
+    assert html.is_file() and str(html.resolve()) in out.replace("\n", "")
+    page = html.read_text()
+    assert "A fake study" in page and "analysis bug" in page
+    assert (results / "report" / "figures" / "fake_values.png").is_file()
+    assert (results / "report" / "figures" / "fake_values.pdf").is_file()
+
+    # report again from the store alone, into another folder, only the good study
+    code, out, _ = run_cli(
+        ["report", "--results", results, "--study", "fake", "--out", tmp_path / "rep"], capsys
+    )
+    assert code == 0 and (tmp_path / "rep" / "report.html").is_file()
+    claims = json.loads((tmp_path / "rep" / "claims.json").read_text())
+    assert [(c["study"], c["verdict"], c["scale"], c["measured"]) for c in claims] == [
+        ("fake", "reproduced", "quick", "4 ok runs")
+    ]
+    code, _, err = run_cli(["reproduce", "--study", "nope", "--results", results], capsys)
+    assert code == 2 and "unknown study 'nope'" in err
+    code, _, err = run_cli(["reproduce", "--scale", "huge", "--results", results], capsys)
+    assert code == 2 and "unknown scale 'huge'" in err
