@@ -31,6 +31,8 @@ def _positive(config: object, *names: str) -> None:
 
 @dataclass
 class LSTMConfig:
+    """An `LSTM`: width, depth, and per-token logits ("tokens") or one scalar ("scalar")."""
+
     arch: Literal["lstm"] = "lstm"
     vocab_size: int = 2
     d_model: int = 128
@@ -95,6 +97,8 @@ class LSTM(nn.Module):
 
 @dataclass
 class MLPConfig:
+    """An `MLP` on `n_inputs` bits: `depth` hidden ReLU layers of `width`, ±1 or 0/1 inputs."""
+
     arch: Literal["mlp"] = "mlp"
     n_inputs: int = 20
     width: int = 128

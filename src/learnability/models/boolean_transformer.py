@@ -41,6 +41,8 @@ INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
 
 @dataclass
 class BooleanTransformerConfig:
+    """Shape, LayerNorm, embedding, readout and init of a `BooleanTransformer` (module doc for each)."""
+
     arch: Literal["boolean_transformer"] = "boolean_transformer"
     n_layers: int = 2
     n_heads: int = 2
@@ -52,16 +54,14 @@ class BooleanTransformerConfig:
     ln_eps: float = 1e-5  # any value >= 0, exactly 0 included
     embedding: Literal["concat", "add"] = "concat"
     positions: Literal["learned", "sinusoidal", "none"] = "learned"
-    max_len: int = (
-        256  # longest input (bits, not counting EOS/CLS) a learned position table accepts
-    )
+    # longest input (bits, not counting EOS/CLS) a learned position table accepts
+    max_len: int = 256
     readout: Literal["last", "eos", "cls", "all"] = "last"
     causal: bool = False
     vocab_size: int = 2
     init: Literal["default", "uniform", "gaussian", "xavier_uniform", "xavier_normal"] = "default"
-    init_scale: float = (
-        10.0  # B of uniform [-B, B] / σ of gaussian (10 in Bhattamishra et al. 2023)
-    )
+    # B of uniform [-B, B] / σ of gaussian (both 10 in Bhattamishra et al. 2023)
+    init_scale: float = 10.0
 
     def __post_init__(self) -> None:
         self.validate()

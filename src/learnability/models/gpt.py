@@ -25,6 +25,8 @@ from learnability.models.trace import Trace
 
 @dataclass
 class GPTConfig:
+    """Shape and init of a `GPT` (Zhong & Andreas defaults: dropout 0, eps 1e-5, std 0.02)."""
+
     arch: Literal["gpt"] = "gpt"
     vocab_size: int = 256
     max_len: int = 64
