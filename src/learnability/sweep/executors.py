@@ -303,8 +303,9 @@ class RayExecutor:
                 raise UserError(f"cannot connect to a Ray cluster at {address!r}: {exc}") from None
             self._started_here = True
         cpus = int(ray.cluster_resources().get("CPU", workers or 1))
-        slots = min(workers, cpus) if workers else cpus
-        self.capacity = max(1, 2 * slots)
+        # Ray queues tasks beyond its free CPUs itself; with an explicit worker count the number in
+        # flight is what limits concurrency, so no extra is queued then
+        self.capacity = max(1, workers) if workers else max(1, 2 * cpus)
         options: dict[str, Any] = {"num_cpus": 1, "max_retries": 0}
         if device.startswith("cuda"):
             options["num_gpus"] = 1
