@@ -68,7 +68,7 @@ def test_model_population_loss_at_init_and_forward_tokens() -> None:
     assert out.shape == (1024,)
     exact = ((out + x[:, p] * x[:, q]) ** 2).mean()
     assert abs(float(exact - model.population_loss())) < 1e-12
-    out2, trace = model(tokens[:3], trace=True)
+    _out2, trace = model(tokens[:3], trace=True)
     assert trace.attentions[0].shape == (3, 2, 1, 10)
     assert torch.allclose(trace.attentions[0].sum(-1), torch.ones(3, 2, 1, dtype=torch.float64))
 
@@ -81,7 +81,7 @@ def test_monte_carlo_agrees_at_large_d() -> None:
     g = torch.Generator().manual_seed(0)
     x = (torch.randint(0, 2, (n, d), generator=g) * 2 - 1).double()
     y = -x[:, p] * x[:, q]
-    loss, grad = population_grad(model.V, params, "softmax", p, q)
+    loss, _grad = population_grad(model.V, params, "softmax", p, q)
     mc_loss, _ = sample_grad(model.V, params, "softmax", x, y)
     # Per-sample losses are bounded here (|f| ≤ 1, |y| = 1): the MC error is ≤ 4/√n at 4 sigma.
     assert abs(float(mc_loss - loss)) < 4 * 2 / math.sqrt(n)
