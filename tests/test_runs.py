@@ -178,3 +178,28 @@ def test_cli_train_and_measure(tmp_path):
     assert res.exit_code == 0, res.output
     m = json.loads(res.output.strip().splitlines()[-1])
     assert "model_as" in m and "param_norm" in m and m["target_as"] == 1.0
+
+
+def test_tracked_measures_and_freeze_override():
+    from learnability.config import apply_overrides
+
+    data = apply_overrides(
+        BASE,
+        [
+            "train.steps=20",
+            "train.eval_every=10",
+            "train.freeze=embeddings",
+            "track=[param_norm]",
+            "measure=[]",
+        ],
+        TrainJobConfig,
+    )
+    cfg = from_dict(TrainJobConfig, data)
+    assert cfg.train.freeze == "embeddings"
+    m = run_train(cfg)
+    assert [row["step"] for row in m["history"]] == [10, 20]
+    assert all("param_norm" in row for row in m["history"])
+    cfg2 = from_dict(
+        TrainJobConfig, apply_overrides(BASE, ["train.freeze=[readout.*]"], TrainJobConfig)
+    )
+    assert cfg2.train.freeze == ["readout.*"]

@@ -15,7 +15,8 @@ seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `
 - "sharpness_gauss": N(0, `sharpness_eps`²) per coordinate, mean loss increase → sharpness_gauss(_ci_low/_ci_high),
 - "length_generalisation": length_acc {bucket: accuracy},
 - "pca": pca_vs_neurons per hidden state (fractions for k in `pca_ks`).
-Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
+Measures named in `track` are also taken at every evaluation (they appear in the metrics log and, as
+`history`, in the result). Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
 `seed` (independent directions across batches). Boolean tasks also report the target's own profile:
 target_as, target_K0, target_max_sensitivity, target_degree (when the analysis module has them).
 A diverged run skips the measures. `register_measure(name)` adds a measure (a study may add its own).
@@ -49,6 +50,9 @@ class TrainJobConfig:
     model: ModelConfig = field(default_factory=BooleanTransformerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     measure: list[str] = field(default_factory=lambda: ["accuracy"])
+    track: list[str] = field(
+        default_factory=list
+    )  # measures also taken at every evaluation (history)
     measure_batch: int = 1024  # test items the measures use
     profile_margin: float = 0.0
     sharpness_rho: float = 0.1  # sphere radius
@@ -320,7 +324,7 @@ def run_train(
 ) -> dict[str, Any]:
     """Train and measure as the `train` job does, without the sweep machinery (see the module docstring)."""
     device = resolve_device(device if device is not None else config.device)
-    check_measures(config.measure)
+    check_measures(config.measure + config.track)
     task = build_task(config.task, data_seed=config.data_seed)
     model = seeded_model(config.model, config.seed, device)
     train = config.train
@@ -329,7 +333,15 @@ def run_train(
         from dataclasses import replace
 
         train = replace(train, checkpoint_path=str(Path(run_dir) / "trainer.pt"), resume=True)
-    trainer = Trainer(model, task, train, device, metrics_log=log, progress=progress)
+    hook = None
+    if config.track:
+
+        def hook(step: int, m: nn.Module) -> dict[str, Any]:
+            return run_measures(m, task, config, config.track, device)
+
+    trainer = Trainer(
+        model, task, train, device, metrics_log=log, progress=progress, eval_hook=hook
+    )
     result = trainer.fit(data_seed=config.data_seed, init_seed=config.seed)
     metrics: dict[str, Any] = {
         "status": result.status,
@@ -340,6 +352,8 @@ def run_train(
         "trainable_params": sum(p.numel() for p in trainer.params),
         **{k: v for k, v in result.final.items()},
     }
+    if config.track:
+        metrics["history"] = result.history
     metrics.update(target_summary(task))
     if result.status != "diverged":
         metrics.update(run_measures(model, task, config, config.measure, device))

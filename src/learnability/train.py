@@ -14,6 +14,8 @@
 - Every `eval_every` steps (and at the end) the test set is scored; the run stops early as "converged" when every
   criterion that is set holds (test loss < converge_loss, test accuracy ≥ converge_acc). A non-finite loss stops
   the run as "diverged" — `fit` never raises for it.
+- `eval_hook(step, model) -> dict` adds metrics to each evaluation row (the train job uses it to track
+  measurements during training); it must not change the model or use the data generator.
 - Determinism: all randomness comes from explicit generators, so the same init seed (`seeded_model`) and data seed
   give bit-identical parameters on CPU. A checkpoint holds model, optimiser, data generator and history, so a
   resumed run equals an uninterrupted one.
@@ -214,6 +216,7 @@ class Trainer:
         device: torch.device | str = "cpu",
         metrics_log: Callable[[int, dict[str, float]], None] | None = None,
         progress: bool = False,
+        eval_hook: Callable[[int, nn.Module], dict[str, Any]] | None = None,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device)
@@ -221,6 +224,9 @@ class Trainer:
         self.config = c = config
         self.metrics_log = metrics_log
         self.progress = progress
+        self.eval_hook = (
+            eval_hook  # extra metrics at each evaluation (e.g. sharpness during training)
+        )
         check_choice("optimizer", c.optimizer, ["adamw", "sgd"])
         check_choice("schedule", c.schedule, ["constant", "warmup_cosine"])
         for what, value in (
@@ -316,7 +322,7 @@ class Trainer:
         ckpt = Path(c.checkpoint_path) if c.checkpoint_path else None
         if c.resume and ckpt is not None and ckpt.exists():
             step, state = self._load_checkpoint(ckpt, generator)
-        status = state["status"] if state["status"] != "finished" else "finished"
+        status = state["status"]
         converged_step = state.get("converged_step")
         bar = _Progress(c.steps, enabled=self.progress)
         bar.advance(step)
@@ -356,6 +362,9 @@ class Trainer:
                     "test_acc": last_eval["acc"],
                 }
                 state["loss_sum"], state["loss_count"] = 0.0, 0
+                if self.eval_hook is not None and math.isfinite(last_eval["loss"]):
+                    row.update(self.eval_hook(step, self.model))
+                    self.model.train()
                 self._record(state, step, row, bar)
                 if not math.isfinite(last_eval["loss"]):
                     status = "diverged"
@@ -453,7 +462,9 @@ class _Progress:
 
     def close(self) -> None:
         if self.enabled:
-            self.bar.update(self.task, advance=self.pending, info=f"loss {self.last_loss:.4g} {self.info}")
+            self.bar.update(
+                self.task, advance=self.pending, info=f"loss {self.last_loss:.4g} {self.info}"
+            )
             self.bar.stop()
 
 
