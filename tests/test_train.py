@@ -187,3 +187,16 @@ def test_bad_train_config(parity5):
         Trainer(seeded_model(TINY, 0), parity5, TrainConfig(optimizer="adam"))
     with pytest.raises(UserError):
         Trainer(seeded_model(TINY, 0), parity5, TrainConfig(steps=-1))
+
+
+def test_scratchpad_trains_with_per_position_readout():
+    task = build_task(BooleanTaskConfig(function="parity", n=5, scratchpad=True))
+    cfg = BooleanTransformerConfig(
+        n_layers=1, n_heads=1, d_model=16, d_ff=16, max_len=5, readout="all", causal=True
+    )
+    r = fit(seeded_model(cfg, 0), task, steps=20)
+    assert (
+        r.status == "finished"
+        and math.isfinite(r.final["test_loss"])
+        and 0 <= r.final["test_acc"] <= 1
+    )

@@ -197,7 +197,7 @@ class BooleanTask(Task):
             return
         test = self._distinct(n, c.test_size, self._generator(2), None)
         self._test = self.make_batch(test)
-        if n <= 62 and not self.variable:
+        if n <= 62:  # batches at the test length avoid test strings (other lengths cannot hit them)
             self._exclude = codes_of(test).sort().values
 
     # -- Task interface ------------------------------------------------------------------------------------
