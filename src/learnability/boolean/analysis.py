@@ -27,12 +27,15 @@ out of 2^n strings): the sampled profile reports an upper confidence bound on th
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import torch
 
 from learnability.boolean.functions import BooleanFunction, check_n, resolve_function
 from learnability.errors import UserError
@@ -143,38 +146,57 @@ def sensitivity(tt: Any, n: int | None = None) -> np.ndarray:
 
 
 def _pack(table: np.ndarray) -> np.ndarray:
-    """(2^n,) 0/1 → (2^n/64,) uint64 with string 64w + j at bit j of word w."""
+    """(2^n,) 0/1 → (2^n/64,) uint64 with string 64w + j at bit j of word w (n ≥ 6)."""
     return np.packbits(table, bitorder="little").view("<u8").astype(np.uint64, copy=False)
 
 
-def _flip_planes(words: np.ndarray, n: int):
-    """Yield (i, D_i) where bit j of D_i[w] = [f(x) ≠ f(x^{⊕i})] for x = 64w + j."""
-    buf = np.empty_like(words)
-    for i in range(n):
-        plane = np.empty_like(words)
-        if i < 6:
-            shift = np.uint64(1 << i)
-            np.right_shift(words, shift, out=buf)
-            np.bitwise_xor(buf, words, out=buf)
-            np.bitwise_and(buf, _LOW_MASKS[i], out=buf)
-            np.left_shift(buf, shift, out=plane)
-            np.bitwise_or(plane, buf, out=plane)
-        else:
-            pairs = words.reshape(-1, 2, 1 << (i - 6))
-            out = plane.reshape(-1, 2, 1 << (i - 6))
-            np.bitwise_xor(pairs[:, 0, :], pairs[:, 1, :], out=out[:, 0, :])
-            out[:, 1, :] = out[:, 0, :]
-        yield i, plane
+class _Pool:
+    """Recycles equal-length uint64 planes: fresh multi-MB allocations cost page faults every time."""
+
+    def __init__(self, length: int):
+        self.length = length
+        self.free: list[np.ndarray] = []
+
+    def get(self) -> np.ndarray:
+        return self.free.pop() if self.free else np.empty(self.length, dtype=np.uint64)
+
+    def put(self, plane: np.ndarray) -> None:
+        self.free.append(plane)
 
 
-def _bit_sliced_sum(planes, length: int) -> tuple[list[np.ndarray], list[int]]:
-    """Sum 0/1 bit planes per bit position with full adders → binary digit planes of the sum.
+def _flip_plane(words: np.ndarray, i: int, plane: np.ndarray, scratch: np.ndarray) -> None:
+    """plane ← D_i: bit j of D_i[w] = [f(x) ≠ f(x^{⊕i})] for x = 64w + j."""
+    if i < 6:
+        shift = np.uint64(1 << i)
+        np.right_shift(words, shift, out=scratch)
+        np.bitwise_xor(scratch, words, out=scratch)
+        np.bitwise_and(scratch, _LOW_MASKS[i], out=scratch)  # marks the lower string of each pair
+        np.left_shift(scratch, shift, out=plane)
+        np.bitwise_or(plane, scratch, out=plane)
+    else:
+        pairs = words.reshape(-1, 2, 1 << (i - 6))
+        out = plane.reshape(-1, 2, 1 << (i - 6))
+        np.bitwise_xor(pairs[:, 0, :], pairs[:, 1, :], out=out[:, 0, :])
+        out[:, 1, :] = out[:, 0, :]
 
-    Returns (digits, popcounts of each input plane) where digits[j] holds bit j of the per-position count.
+
+def _popcount(plane: np.ndarray, scratch: np.ndarray) -> int:
+    np.bitwise_count(plane, out=scratch)
+    return int(scratch.sum(dtype=np.int64))
+
+
+def _bit_sliced_counts(words: np.ndarray, n: int) -> tuple[list[np.ndarray], list[int], _Pool]:
+    """Add the n flip planes per string with a carry-save (full adder) tree over whole words.
+
+    Returns (digits, flips, pool): digits[j] holds bit j of s(f, x) for every string, flips[i] = #{x : f(x) ≠
+    f(x^{⊕i})}.
     """
-    columns: list[list[np.ndarray]] = [[]]
-    counts: list[int] = []
+    length = words.shape[0]
+    pool = _Pool(length)
     scratch = np.empty(length, dtype=np.uint64)
+    counts8 = np.empty(length, dtype=np.uint8)
+    columns: list[list[np.ndarray]] = []
+    flips: list[int] = []
 
     def push(weight: int, plane: np.ndarray) -> None:
         while len(columns) <= weight:
@@ -184,18 +206,26 @@ def _bit_sliced_sum(planes, length: int) -> tuple[list[np.ndarray], list[int]]:
         if len(col) == 3:
             a, b, c = col
             col.clear()
-            # full adder: sum = a^b^c (kept at this weight), carry = ab | c(a^b) (next weight)
+            # full adder: sum = a ^ b ^ c stays at this weight, carry = ab | c(a ^ b) moves up one
             np.bitwise_xor(a, b, out=scratch)
             np.bitwise_and(a, b, out=a)
             np.bitwise_and(scratch, c, out=b)
             np.bitwise_or(a, b, out=a)
             np.bitwise_xor(scratch, c, out=c)
+            pool.put(b)
             col.append(c)
             push(weight + 1, a)
 
-    for _, plane in planes:
-        counts.append(int(np.bitwise_count(plane).sum(dtype=np.int64)))
+    for i in range(n):
+        plane = pool.get()
+        _flip_plane(words, i, plane, scratch)
+        if i < 6:
+            flips.append(_popcount(plane, counts8))
+        else:  # both halves hold the same pair differences: count one, double it
+            half = plane.reshape(-1, 2, 1 << (i - 6))[:, 0, :]
+            flips.append(2 * int(np.bitwise_count(half).sum(dtype=np.int64)))
         push(0, plane)
+
     # Each column now holds ≤ 2 planes; ripple the carries up to get one digit plane per weight.
     digits: list[np.ndarray] = []
     carry: np.ndarray | None = None
@@ -206,115 +236,218 @@ def _bit_sliced_sum(planes, length: int) -> tuple[list[np.ndarray], list[int]]:
         )
         carry = None
         if not items:
-            digits.append(np.zeros(length, dtype=np.uint64))
+            plane = pool.get()
+            plane.fill(0)
+            digits.append(plane)
         elif len(items) == 1:
             digits.append(items[0])
         elif len(items) == 2:
             a, b = items
-            digits.append(np.bitwise_xor(a, b))
-            carry = np.bitwise_and(a, b, out=a)
+            np.bitwise_xor(a, b, out=scratch)
+            np.bitwise_and(a, b, out=a)
+            digits.append(b)
+            b[...] = scratch
+            carry = a
         else:
             a, b, c = items
-            t = np.bitwise_xor(a, b)
-            carry = np.bitwise_or(np.bitwise_and(a, b, out=a), np.bitwise_and(c, t), out=a)
-            digits.append(np.bitwise_xor(t, c, out=t))
+            np.bitwise_xor(a, b, out=scratch)
+            np.bitwise_and(a, b, out=a)
+            np.bitwise_and(scratch, c, out=b)
+            np.bitwise_or(a, b, out=a)
+            np.bitwise_xor(scratch, c, out=c)
+            pool.put(b)
+            digits.append(c)
+            carry = a
         weight += 1
-    return digits, counts
+    return digits, flips, pool
 
 
-def _histogram(digits: list[np.ndarray], n: int, total_bits: int) -> np.ndarray:
-    """K_k = number of positions whose binary digits spell k, for k = 0..n, from digit planes."""
-    counts = np.zeros(n + 1, dtype=np.int64)
+def _histogram(digits: list[np.ndarray], n: int, total: int, pool: _Pool) -> np.ndarray:
+    """K_k for k = 0..n from the digit planes of s(f, x), by Möbius inversion over digit subsets.
 
-    def walk(j: int, mask: np.ndarray | None, value: int) -> None:
-        if value > n:
-            return
-        if j == len(digits):
-            counts[value] = (
-                total_bits if mask is None else int(np.bitwise_count(mask).sum(dtype=np.int64))
-            )
-            return
-        one = digits[j] if mask is None else np.bitwise_and(mask, digits[j])
-        zero = np.invert(digits[j]) if mask is None else np.bitwise_and(mask, np.invert(digits[j]))
-        walk(j + 1, zero, value)
-        walk(j + 1, one, value + (1 << j))
+    P(t) = #{x : all digits in t are 1} needs one AND per subset (depth-first, one buffer per depth);
+    the number of strings whose digits spell exactly k is Σ_{t ⊇ k} (−1)^{|t|−|k|} P(t).
+    """
+    bits = len(digits)
+    ones = np.zeros(1 << bits, dtype=np.int64)
+    ones[0] = total
+    counts8 = np.empty(digits[0].shape[0], dtype=np.uint8)
+    buffers = [pool.get() for _ in range(bits)]
 
-    walk(0, None, 0)
-    return counts
+    def visit(mask: int, current: np.ndarray | None, start: int, depth: int) -> None:
+        for j in range(start, bits):
+            if current is None:
+                node = digits[j]
+            else:
+                node = buffers[depth]
+                np.bitwise_and(current, digits[j], out=node)
+            sub = mask | (1 << j)
+            ones[sub] = _popcount(node, counts8)
+            if ones[sub] and j + 1 < bits:
+                visit(sub, node, j + 1, depth + 1)
+
+    visit(0, None, 0, 0)
+    exact = np.zeros(1 << bits, dtype=np.int64)
+    sizes = np.bitwise_count(np.arange(1 << bits))
+    for k in range(1 << bits):
+        supersets = [t for t in range(1 << bits) if t & k == k]
+        exact[k] = sum((-1) ** int(sizes[t] - sizes[k]) * ones[t] for t in supersets)
+    if exact[n + 1 :].any():
+        raise AssertionError("sensitivity above n: bit-sliced counter is inconsistent")
+    return exact[: n + 1]
 
 
 def _sensitivity_counts(table: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(K_0..K_n as int64, influences as float64) of a (2^n,) uint8 table."""
     size = 1 << n
-    if n < 7:  # fewer than two words: the direct count is simpler and just as fast
+    if n < 7:  # under two words: the direct count is simpler and as fast
         s = sensitivity(table, n)
         counts = np.bincount(s, minlength=n + 1).astype(np.int64)
-        infl = np.array(
-            [
-                np.mean(table.reshape(-1, 2, 1 << i)[:, 0] != table.reshape(-1, 2, 1 << i)[:, 1])
-                for i in range(n)
-            ]
-        )
+        halves = [table.reshape(-1, 2, 1 << i) for i in range(n)]
+        infl = np.array([np.mean(v[:, 0] != v[:, 1]) for v in halves], dtype=np.float64)
         return counts, infl
     words = _pack(table)
-    digits, flips = _bit_sliced_sum(_flip_planes(words, n), words.shape[0])
-    counts = _histogram(digits, n, size)
+    digits, flips, pool = _bit_sliced_counts(words, n)
+    counts = _histogram(digits, n, size, pool)
     return counts, np.array(flips, dtype=np.float64) / size
 
 
 # ----------------------------------------------------------------------------------------- Fourier
 
-
-def _axes(n: int) -> list[int]:
-    """Split n bits into matmul axes of ≤ _RADIX bits, most significant first (C order of the reshape)."""
-    parts = [_RADIX] * (n // _RADIX) + ([n % _RADIX] if n % _RADIX else [])
-    return parts[::-1]
-
-
-def _hadamard(bits: int, dtype: np.dtype) -> np.ndarray:
-    idx = np.arange(1 << bits)
-    parity = (np.bitwise_count(idx[:, None] & idx[None, :]) & 1).astype(np.int64)
-    return (1 - 2 * parity).astype(dtype)
+_LUT_BITS = 4  # the first 4 WHT stages come from a lookup on 16-string groups of the packed table
 
 
 def _work_dtype(n: int) -> np.dtype:
-    # float32 holds every integer ≤ 2^24 exactly, and ±1 Walsh sums at n ≤ 24 never exceed 2^24.
+    # float32 holds every integer ≤ 2^24 exactly, and ±1 Walsh sums at n ≤ 24 never exceed 2^24;
+    # small n (cheap anyway) and n > 24 use float64.
     return np.dtype(np.float32) if 20 < n <= 24 else np.dtype(np.float64)
 
 
-def walsh_hadamard(values: np.ndarray, n: int, out: np.ndarray | None = None) -> np.ndarray:
-    """Unnormalised WHT: out[S] = Σ_x values[x] (−1)^{|S ∧ x|}. `values` (2^n,) float; returns (2^n,).
+@functools.lru_cache(maxsize=8)
+def _hadamard(bits: int, dtype: str) -> torch.Tensor:
+    idx = np.arange(1 << bits)
+    parity = (np.bitwise_count(idx[:, None] & idx[None, :]) & 1).astype(np.int64)
+    return torch.from_numpy((1 - 2 * parity).astype(dtype))
 
-    Computed as one small matmul per axis of the (2^{c_m}, …, 2^{c_1}) reshape; `values` is used as the
-    second buffer and is overwritten.
+
+_TORCH = {"float32": torch.float32, "float64": torch.float64}
+
+
+@functools.lru_cache(maxsize=2)
+def _group_lut(dtype: str) -> torch.Tensor:
+    """(16, 2^16): column g is the 16-point WHT of the ±1 values whose 0/1 bits are g (bit j = string j)."""
+    keys = np.arange(1 << 16)
+    signs = 1 - 2 * ((keys[:, None] >> np.arange(16)) & 1)
+    return torch.from_numpy(
+        np.ascontiguousarray((signs @ _hadamard(_LUT_BITS, "int64").numpy()).T.astype(dtype))
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _onehot_popcount(bits: int, dtype: str) -> torch.Tensor:
+    pc = np.bitwise_count(np.arange(1 << bits))
+    out = np.zeros((1 << bits, bits + 1), dtype=dtype)
+    out[np.arange(1 << bits), pc] = 1
+    return torch.from_numpy(out)
+
+
+def _stages(bits: int, radix: int = 5) -> list[int]:
+    """Split `bits` WHT stages into matmul stages of ≤ radix bits, as even as possible."""
+    if bits == 0:
+        return []
+    parts = -(-bits // radix)
+    return [bits // parts + (1 if j < bits % parts else 0) for j in range(parts)]
+
+
+# Threads for the WHT matmuls. They are small, memory-bound products; one thread avoids thread-pool
+# hand-offs per call (which cost more than they save on a busy 2-core machine). None keeps torch's setting.
+WHT_THREADS: int | None = 1
+
+
+@contextlib.contextmanager
+def _torch_threads(count: int | None):
+    previous = torch.get_num_threads()
+    if count is not None and count != previous:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != previous:
+            torch.set_num_threads(previous)
+
+
+def _wht_packed(table: np.ndarray, n: int, *, weights: bool) -> np.ndarray:
+    with _torch_threads(WHT_THREADS):
+        return _wht_packed_body(table, n, weights=weights)
+
+
+def _wht_packed_body(table: np.ndarray, n: int, *, weights: bool) -> np.ndarray:
+    """WHT of (−1)^f: the coefficients c_S = Σ_x (−1)^{f(x)+S·x} (2^n,), or (weights=True) the unnormalised
+    weight by degree Σ_{|S|=d} c_S² (n+1,) without storing the last stage.
+
+    Stage 1 maps each 16-string group (one uint16 of the packed table) through a lookup table to its
+    16-point transform, written transposed; every later stage is one matmul `H_{2^r} · Aᵀ` on the
+    (2^n / 2^r, 2^r) view, which transforms the r lowest bits of the layout and rotates them to the top,
+    so after all stages the bits are back in index order.
     """
-    bufs = [values, out if out is not None else np.empty_like(values)]
-    axes = _axes(n)
-    src = 0
-    for pos, bits in enumerate(axes):
-        before = 1 << sum(axes[:pos])
-        after = 1 << sum(axes[pos + 1 :])
-        h = _hadamard(bits, values.dtype)
-        a = bufs[src].reshape(before, 1 << bits, after)
-        b = bufs[1 - src].reshape(before, 1 << bits, after)
-        if after == 1:
-            np.matmul(a.reshape(before, 1 << bits), h, out=b.reshape(before, 1 << bits))
-        else:
-            np.matmul(h, a, out=b)
-        src = 1 - src
-    return bufs[src]
+    dtype = _work_dtype(n)
+    size = 1 << n
+    keys = torch.from_numpy(np.packbits(table, bitorder="little").view("<u2").astype(np.int32))
+    ta = torch.empty(size, dtype=_TORCH[dtype.name])
+    # torch's index_select gathers several times faster than np.take here
+    torch.index_select(_group_lut(dtype.name), 1, keys, out=ta.view(16, size >> 4))
+    tb = torch.empty_like(ta)
+    stages = _stages(n - _LUT_BITS)
+    last = stages.pop() if weights and stages else None
+    for r in stages:
+        rows = size >> r
+        torch.matmul(_hadamard(r, dtype.name), ta.view(rows, 1 << r).T, out=tb.view(1 << r, rows))
+        ta, tb = tb, ta
+    if not weights:
+        return ta.numpy()
+    if last is None:  # n = 4: the lookup did everything
+        return _weights_by_degree(ta.numpy().astype(np.float64) ** 2, n)
+    # Last stage fused with the weight contraction, chunk by chunk so each chunk stays in cache.
+    rows = size >> last
+    h = _hadamard(last, dtype.name)
+    chunk_bits = max(0, min(n - last, 17 - last))
+    chunk = 1 << chunk_bits
+    p_top = _onehot_popcount(last, dtype.name)  # (2^last, last+1): |u| of the transformed top bits
+    p_low = _onehot_popcount(chunk_bits, dtype.name)  # (chunk, chunk_bits+1): |j| inside a chunk
+    tiles = np.zeros((n - last - chunk_bits + 1, last + 1, chunk_bits + 1), dtype=np.float64)
+    src = ta.view(rows, 1 << last)
+    out = torch.empty((1 << last, chunk), dtype=ta.dtype)
+    for c in range(rows // chunk):
+        torch.matmul(h, src[c * chunk : (c + 1) * chunk].T, out=out)
+        out.mul_(out)
+        tile = p_top.T @ (out @ p_low)  # (last+1, chunk_bits+1)
+        tiles[int(c).bit_count()] += tile.numpy()
+    result = np.zeros(n + 1)
+    for hi in range(tiles.shape[0]):
+        for t in range(last + 1):
+            result[hi + t : hi + t + chunk_bits + 1] += tiles[hi, t]
+    return result
 
 
-def fourier_spectrum(tt: Any, n: int | None = None) -> np.ndarray:
-    """Walsh–Fourier coefficients f̂(S) of (−1)^f, indexed like the table (bit k of S ↔ k ∈ S); (2^n,) float.
+def _weights_by_degree(squares: np.ndarray, n: int) -> np.ndarray:
+    return np.bincount(np.bitwise_count(np.arange(1 << n)), weights=squares, minlength=n + 1)
 
-    Σ_S f̂(S)² = 1 (Parseval); float32 for 20 < n ≤ 24 (exact up to the 2^-n scale), float64 otherwise.
+
+def walsh_hadamard(values: np.ndarray, n: int) -> np.ndarray:
+    """Unnormalised WHT of any real vector: out[S] = Σ_x values[x] (−1)^{|S ∧ x|}; (2^n,) → (2^n,).
+
+    One matmul per ≤ 6-bit stage on the rotating (2^n/2^r, 2^r) view; `values` is overwritten.
     """
-    table, n = as_truth_table(tt, n)
-    coef = _signed(table, n)
-    coef = walsh_hadamard(coef, n)
-    coef *= coef.dtype.type(1.0 / (1 << n))
-    return coef
+    values = np.ascontiguousarray(values)
+    a = torch.from_numpy(values)
+    b = torch.empty_like(a)
+    size = 1 << n
+    for r in _stages(n, 6):
+        rows = size >> r
+        h = _hadamard(r, values.dtype.name)
+        torch.matmul(h, a.view(rows, 1 << r).T, out=b.view(1 << r, rows))
+        a, b = b, a
+    return a.numpy()
 
 
 def _signed(table: np.ndarray, n: int) -> np.ndarray:
@@ -324,39 +457,30 @@ def _signed(table: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def fourier_weights(coef: np.ndarray, n: int, *, scale: float = 1.0) -> np.ndarray:
-    """W_d = Σ_{|S|=d} coef[S]² · scale for d = 0..n, contracted axis by axis (no popcount array)."""
-    axes = _axes(n)
-    squares = np.square(coef, out=coef)  # the spectrum is not needed after this
-    current = squares.reshape(-1)
-    done_bits = 0
-    # contract from the last (least significant) axis: (rest, 2^c) @ onehot(2^c, c+1)
-    partial = None
-    rest = 1 << n
-    for bits in reversed(axes):
-        rest >>= bits
-        onehot = _onehot_popcount(bits, current.dtype)
-        if partial is None:
-            partial = current.reshape(rest, 1 << bits) @ onehot  # (rest, bits+1)
-            partial = partial.astype(np.float64)
-        else:
-            blocks = partial.reshape(rest, 1 << bits, done_bits + 1)
-            merged = np.einsum("rad,ae->red", blocks, onehot.astype(np.float64))  # (rest, e, d)
-            # degree of the combined index = e + d
-            combined = np.zeros((rest, bits + done_bits + 1))
-            for e in range(bits + 1):
-                combined[:, e : e + done_bits + 1] += merged[:, e, :]
-            partial = combined
-        done_bits += bits
-    assert partial is not None
-    return partial.reshape(n + 1) * scale
+def _transform(table: np.ndarray, n: int) -> np.ndarray:
+    if n >= 8:
+        return _wht_packed(table, n, weights=False)
+    return walsh_hadamard(_signed(table, n), n)
 
 
-def _onehot_popcount(bits: int, dtype: np.dtype) -> np.ndarray:
-    pc = np.bitwise_count(np.arange(1 << bits))
-    out = np.zeros((1 << bits, bits + 1), dtype=dtype)
-    out[np.arange(1 << bits), pc] = 1
-    return out
+def fourier_spectrum(tt: Any, n: int | None = None) -> np.ndarray:
+    """Walsh–Fourier coefficients f̂(S) of (−1)^f, indexed like the table (bit k of S ↔ k ∈ S); (2^n,) float.
+
+    Σ_S f̂(S)² = 1 (Parseval); float32 for 20 < n ≤ 24 (exact up to the 2^-n scale), float64 otherwise.
+    """
+    table, n = as_truth_table(tt, n)
+    coef = _transform(table, n)
+    coef *= coef.dtype.type(1.0 / (1 << n))
+    return coef
+
+
+def fourier_weights_of_table(table: np.ndarray, n: int) -> np.ndarray:
+    """W_d = Σ_{|S|=d} f̂(S)² for d = 0..n (sums to 1)."""
+    if n >= 8:
+        raw = _wht_packed(table, n, weights=True)
+    else:
+        raw = _weights_by_degree(_transform(table, n).astype(np.float64) ** 2, n)
+    return raw / float(1 << n) ** 2
 
 
 # ---------------------------------------------------------------------------------------- profiles
@@ -441,8 +565,7 @@ def profile_from_truth_table(
     average = float(np.dot(ks, counts)) / size
     weights = degree = None
     if fourier:
-        coef = walsh_hadamard(_signed(table, n), n)
-        weights = fourier_weights(coef, n, scale=1.0 / float(size) ** 2)
+        weights = fourier_weights_of_table(table, n)
         nonzero = np.flatnonzero(weights > 0)
         degree = int(nonzero[-1]) if nonzero.size else 0
     return SensitivityProfile(
