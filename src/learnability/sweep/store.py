@@ -1,9 +1,12 @@
 """The results store: SQLite at `<results_dir>/learnability.db`, one row per run, artefacts beside it.
 
-Crash safety: the database is in WAL mode with `synchronous=FULL`, and each finished run is written
-in its own transaction by the driver as soon as it finishes. A driver killed with SIGKILL therefore
-loses at most the runs that were in flight (left as "running", and re-run on resume); it never loses
-a committed run and never leaves a half-written row. Several processes may write to one store at
+Crash safety: the database is in WAL mode and each finished run is written in its own transaction
+by the driver as soon as it finishes. A driver killed with SIGKILL therefore loses at most the runs
+that were in flight (left as "running", and re-run on resume); it never loses a committed run and
+never leaves a half-written row. By default commits are `synchronous=NORMAL`: a committed run
+survives any crash of the process (it is in the OS's hands), and a power cut may lose the last
+commits but never corrupts the file. `Store(dir, fsync=True)` uses `synchronous=FULL` (every commit
+reaches the disk before the next run is scheduled) at the cost of an fsync per run. Several processes may write to one store at
 once (two sweeps): writers take SQLite's write lock with `BEGIN IMMEDIATE` and wait on a busy timeout.
 
 A run belongs to every sweep that asked for it: a run id (hash of job + resolved config) shared by two
@@ -128,14 +131,14 @@ def _owner_alive(owner: str | None) -> bool:
 class Store:
     """The SQLite results store of one results directory."""
 
-    def __init__(self, results_dir: str | Path, timeout: float = 60.0) -> None:
+    def __init__(self, results_dir: str | Path, timeout: float = 60.0, fsync: bool = False) -> None:
         self.root = Path(results_dir)
         self.root.mkdir(parents=True, exist_ok=True)
         self.path = self.root / DB_NAME
         self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
+        self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
         with self._write() as c:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
