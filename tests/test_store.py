@@ -19,6 +19,7 @@ from learnability.sweep import Store, Sweep
 from learnability.sweep.store import open_existing
 
 ROOT = Path(__file__).resolve().parents[1]
+N_KILL = 40  # runs of 0.15 s on 2 workers: ~3 s, long enough to be killed mid-way
 
 
 def _result(status="ok", **metrics):
@@ -125,7 +126,7 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path):
     sweep_file = tmp_path / "slow.yaml"
     sweep_file.write_text(
         "name: kill/slow\njob: testing.probe\nbase: {mode: sleep, sleep_s: 0.15}\nseeds: ["
-        + ", ".join(map(str, range(24)))
+        + ", ".join(map(str, range(N_KILL)))
         + "]\n"
     )
     results = tmp_path / "results"
@@ -158,7 +159,7 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(driver.pid, signal.SIGKILL)  # then clean up the orphans
     killed_at = _count_ok(db)
-    assert 4 <= killed_at < 24, killed_at
+    assert 4 <= killed_at < N_KILL, killed_at
     with Store(results) as store:
         assert store.integrity_check() == "ok"
         before = {r.run_id: r for r in store.records(status="ok")}
@@ -168,8 +169,8 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path):
     with Store(results) as store:
         assert store.integrity_check() == "ok"
         records = store.records(sweep="kill/slow")
-        assert len(records) == 24 and all(r.status == "ok" for r in records)
-        assert sorted(r.seed for r in records) == list(range(24))  # every run exactly once
+        assert len(records) == N_KILL and all(r.status == "ok" for r in records)
+        assert sorted(r.seed for r in records) == list(range(N_KILL))  # every run exactly once
         for run_id, old in before.items():  # finished runs were not re-run
             (now,) = store.records(run_ids=[run_id])
             assert now.finished == old.finished and now.attempts == 1
