@@ -17,15 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from learnability.sweep import Store, Sweep, run_sweep
-from learnability.sweep.testing import busy_loop
+from learnability.sweep.testing import LocalRayCluster, busy_loop
 
 
 def calibrate(ms: float) -> int:
@@ -92,41 +89,6 @@ def scaling(runs: int, work: int, backend: str, address: str | None = None) -> N
     )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def with_ray_cluster(fn) -> None:
-    ray_bin = str(Path(sys.executable).with_name("ray"))
-    port = free_port()
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
-    temp_dir = f"/tmp/lrb{port}"
-    cmd = [
-        ray_bin,
-        "start",
-        "--head",
-        "--node-ip-address",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--num-cpus",
-        "2",
-        "--include-dashboard",
-        "false",
-        "--disable-usage-stats",
-        "--temp-dir",
-        temp_dir,
-    ]
-    subprocess.run(cmd, env=env, check=True, capture_output=True, timeout=300)
-    try:
-        fn(f"127.0.0.1:{port}")
-    finally:
-        subprocess.run([ray_bin, "stop", "--force"], env=env, capture_output=True, timeout=120)
-        shutil.rmtree(temp_dir, ignore_errors=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
@@ -148,7 +110,8 @@ def main() -> None:
         except ImportError:
             print("(b) scaling, ray: skipped (ray not installed)")
             return
-        with_ray_cluster(lambda address: scaling(args.scaling_runs, big, "ray", address))
+        with LocalRayCluster(num_cpus=2) as address:
+            scaling(args.scaling_runs, big, "ray", address)
 
 
 if __name__ == "__main__":

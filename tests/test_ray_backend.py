@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from learnability.cli import main
 from learnability.sweep import Store, Sweep, run_sweep
+from learnability.sweep.testing import LocalRayCluster
 
 pytest.importorskip("ray")  # an optional extra; the dev environment installs it
 
-RAY = str(Path(sys.executable).with_name("ray"))
 SWEEP = """\
 name: ray/check
 job: testing.probe
@@ -28,46 +23,11 @@ seeds: [0, 1]
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
-def ray_cluster(tmp_path_factory):
-    port = _free_port()
-    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
-    temp = tmp_path_factory.mktemp("ray")
-    # keep Ray's socket paths short (unix sockets have a ~100 character limit)
-    temp_dir = Path("/tmp") / f"lr{port}"
-    cmd = [
-        RAY,
-        "start",
-        "--head",
-        "--node-ip-address",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--num-cpus",
-        "2",
-        "--include-dashboard",
-        "false",
-        "--disable-usage-stats",
-        "--temp-dir",
-        str(temp_dir),
-    ]
-    started = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
-    assert started.returncode == 0, started.stderr[-2000:]
-    try:
-        yield f"127.0.0.1:{port}", temp
-    finally:
-        import ray
-
-        if ray.is_initialized():
-            ray.shutdown()
-        subprocess.run([RAY, "stop", "--force"], env=env, capture_output=True, timeout=120)
-        shutil.rmtree(temp_dir, ignore_errors=True)
+def ray_cluster():
+    # a real cluster started with `ray start --head`, stopped by killing only its own processes
+    with LocalRayCluster(num_cpus=2) as address:
+        yield address
 
 
 def _cli(argv: list[str]) -> int:
@@ -79,7 +39,7 @@ def _cli(argv: list[str]) -> int:
 
 
 def test_ray_results_equal_local_bit_for_bit(ray_cluster, tmp_path: Path):
-    address, _ = ray_cluster
+    address = ray_cluster
     sweep_file = tmp_path / "ray.yaml"
     sweep_file.write_text(SWEEP)
     ray_dir, local_dir = tmp_path / "ray", tmp_path / "local"

@@ -11,6 +11,7 @@ modes: "ok" (compute and return), "raise" (raise RuntimeError), "diverge" (retur
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from dataclasses import dataclass
@@ -56,3 +57,97 @@ def probe(config: ProbeConfig, ctx: RunContext) -> dict:
     if config.mode == "diverge":
         metrics["status"] = "diverged"
     return metrics
+
+
+class LocalRayCluster:
+    """A throw-away Ray cluster on 127.0.0.1 (`ray start --head` on a free port), for tests/benchmarks.
+
+        with LocalRayCluster(num_cpus=2) as address:
+            run_sweep(sweep, store, backend="ray", address=address)
+
+    It is stopped by killing exactly its own processes (those whose command line names its private
+    temp dir, and their descendants), never with `ray stop`, which would end every Ray on the host.
+    """
+
+    def __init__(self, num_cpus: int = 2, timeout: float = 300.0) -> None:
+        self.num_cpus = num_cpus
+        self.timeout = timeout
+        self.address = ""
+        self.temp_dir = ""
+
+    def __enter__(self) -> str:
+        import shutil
+        import socket
+        import subprocess
+        import sys
+        import tempfile
+        from pathlib import Path
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        # short path: Ray's unix socket paths must stay under ~100 characters
+        self.temp_dir = tempfile.mkdtemp(prefix=f"lr{port}_", dir="/tmp")
+        ray = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
+        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+        cmd = [
+            ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
+            "--num-cpus", str(self.num_cpus), "--include-dashboard", "false",
+            "--disable-usage-stats", "--temp-dir", self.temp_dir,
+        ]  # fmt: skip
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=self.timeout)
+        if done.returncode != 0:
+            self.__exit__()
+            raise RuntimeError(f"ray start failed: {done.stderr[-2000:]}")
+        self.address = f"127.0.0.1:{port}"
+        return self.address
+
+    def __exit__(self, *_: object) -> None:
+        import shutil
+        import signal
+
+        try:
+            import ray
+
+            if ray.is_initialized():
+                ray.shutdown()
+        except ImportError:
+            pass
+        if self.temp_dir:
+            for pid in _processes_naming(self.temp_dir):
+                with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
+                    os.kill(pid, signal.SIGKILL)
+            shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _processes_naming(marker: str) -> list[int]:
+    """Pids whose command line contains `marker`, plus their descendants (not this process or its
+    ancestors). Linux /proc only; elsewhere an empty list."""
+    parent: dict[int, int] = {}
+    cmdline: dict[int, str] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline[int(entry)] = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{entry}/stat") as f:
+                parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    spared = set()
+    pid = os.getpid()
+    while pid in parent and pid not in spared:
+        spared.add(pid)
+        pid = parent[pid]
+    found = {p for p, c in cmdline.items() if marker in c} - spared
+    while True:
+        more = {p for p, pp in parent.items() if pp in found} - found - spared
+        if not more:
+            break
+        found |= more
+    return sorted(found)
