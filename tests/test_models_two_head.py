@@ -67,7 +67,7 @@ def test_model_population_loss_at_init_and_forward_tokens() -> None:
     out = model(tokens)
     assert out.shape == (1024,)
     exact = ((out + x[:, p] * x[:, q]) ** 2).mean()
-    assert abs(float(exact - model.population_loss())) < 1e-12
+    assert abs(float((exact - model.population_loss()).detach())) < 1e-12
     _out2, trace = model(tokens[:3], trace=True)
     assert trace.attentions[0].shape == (3, 2, 1, 10)
     assert torch.allclose(trace.attentions[0].sum(-1), torch.ones(3, 2, 1, dtype=torch.float64))

@@ -124,3 +124,23 @@ def test_min_m_and_samples_are_small_at_small_d() -> None:
     assert r["m_star"] is not None and r["m_star"] <= 32
     s = samples_needed(SamplesConfig(d=16, seed=1, n_grid=[2**k for k in range(5, 14)], steps=GRID))
     assert not s["population_success"] or (s["n_star"] is not None and s["n_star"] <= 4096)
+
+
+def test_chunked_scan_matches_and_finite_sample_selects(monkeypatch) -> None:
+    import torch
+
+    from learnability.studies import sparse_xor as sx
+
+    model = sx._model(64, 18, "softmax", 2, torch.device("cpu"))
+    etas = GRID.etas()
+    whole = sx.one_step_scan(model, etas, sx.Criterion())
+    monkeypatch.setattr(sx, "CHUNK_ELEMENTS", 2 * 64 * 3)  # 3 step sizes per chunk
+    parts = sx.one_step_scan(model, etas, sx.Criterion())
+    assert torch.equal(whole.loss, parts.loss) and torch.equal(whole.success, parts.success)
+    # On many strings the finite-sample step, with its step size picked on training strings, matches the population one.
+    g = torch.Generator().manual_seed(0)
+    x = (torch.randint(0, 2, (20000, 64), generator=g) * 2 - 1).double()
+    p, q = model.support
+    fin = sx.one_step_scan(model, etas, sx.Criterion(), x, -x[:, p] * x[:, q], select=2000)
+    assert fin.select_loss is not None and fin.select_loss.shape == etas.shape
+    assert bool(fin.success[int(fin.select_loss.argmin())]) == bool(whole.success.any())
