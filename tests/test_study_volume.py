@@ -164,6 +164,7 @@ def test_quick_and_paper_sweeps_expand_and_validate():
 TINY = dataclasses.replace(
     v.PLANS["quick"],
     ns=[3, 5],
+    eps=[0.0, 1.0],
     archs=[(1, 8)],
     models=3,
     arch_n=4,
