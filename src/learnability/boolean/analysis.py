@@ -13,11 +13,16 @@ How the exact profile is computed (f is evaluated once: the analysis only ever s
   a carry-save adder over bit planes (full adders on whole words), giving the binary digits of s(f, x) for
   64 strings per word; K_k then comes from popcounts of the digit-plane patterns. Working set at n = 24:
   a few 2 MB planes.
-* Fourier. A fast Walsh–Hadamard transform factorised as H_{2^n} = ⊗_j H_{2^{c_j}}: the table is reshaped to
-  (2^{c_m}, …, 2^{c_1}) and each axis is multiplied by a small Hadamard matrix (a BLAS matmul), i.e. radix
-  2^{c_j} butterflies done in cache. Coefficients of a ±1 function are integers of magnitude ≤ 2^n, exact in
-  float32 up to n = 24 (float64 above and for n ≤ 20). Weight by degree is contracted the same way with
-  one-hot |S| matrices per axis, so no 2^n popcount array or 2^n×2^n matrix is ever built.
+* Fourier. A fast Walsh–Hadamard transform of (−1)^f in three parts. (1) Each 16-string group of the packed
+  table (one uint16) indexes a lookup table holding its 16-point transform — the ±1 conversion and the first
+  4 butterfly stages in one gather. (2) The remaining bits in radix-16 stages, each one matmul
+  `H_16 · Aᵀ` on the (2^n/16, 16) view: it transforms the 4 lowest bits of the layout and rotates them to the
+  top, so after all stages the index order is restored (radix 16 keeps a stage memory-bound: no 2^n×2^n
+  matrix, ~one read and one write of the buffer per 4 bits). (3) For the weight by degree the last stage is
+  fused with the squaring and the degree contraction, in cache-sized chunks, so the final spectrum is never
+  written. Coefficients of a ±1 function are integers of magnitude ≤ 2^n, exact in float32 up to n = 24
+  (float64 above, and for n ≤ 20 where it is cheap); at 20 < n ≤ 24 the squared weights carry float32
+  rounding (relative ~1e-6), while the degree stays exact (a nonzero integer squares to a positive float).
 
 Above the memory budget (estimate from available RAM) or above `EXACT_MAX_N`, exact analysis raises a
 `UserError` pointing at `--samples`; `sample_profile` then gives Monte Carlo estimates with Wilson
@@ -111,7 +116,8 @@ def exact_memory_bytes(n: int) -> int:
     """Estimated peak extra memory of `profile_from_truth_table` at n (bytes)."""
     size = 1 << n
     item = 4 if 20 < n <= 24 else 8
-    return 2 * size * item + 16 * (size // 8 + 8)
+    # two transform buffers, the uint16 keys as int32, and ~16 bit planes of 2^n / 8 bytes
+    return 2 * size * item + size // 4 + 16 * (size // 8 + 8)
 
 
 def check_exact(n: int, memory_budget: int | None = None) -> None:
@@ -287,14 +293,19 @@ def _histogram(digits: list[np.ndarray], n: int, total: int, pool: _Pool) -> np.
                 visit(sub, node, j + 1, depth + 1)
 
     visit(0, None, 0, 0)
-    exact = np.zeros(1 << bits, dtype=np.int64)
-    sizes = np.bitwise_count(np.arange(1 << bits))
-    for k in range(1 << bits):
-        supersets = [t for t in range(1 << bits) if t & k == k]
-        exact[k] = sum((-1) ** int(sizes[t] - sizes[k]) * ones[t] for t in supersets)
+    exact = _moebius(bits) @ ones
     if exact[n + 1 :].any():
         raise AssertionError("sensitivity above n: bit-sliced counter is inconsistent")
     return exact[: n + 1]
+
+
+@functools.lru_cache(maxsize=8)
+def _moebius(bits: int) -> np.ndarray:
+    """M[k, t] = (−1)^{|t|−|k|} for t ⊇ k, else 0: exact-pattern counts from all-ones counts."""
+    k = np.arange(1 << bits)[:, None]
+    t = np.arange(1 << bits)[None, :]
+    sign = 1 - 2 * ((np.bitwise_count(t).astype(np.int64) - np.bitwise_count(k)) & 1)
+    return np.where((t & k) == k, sign, 0).astype(np.int64)
 
 
 def _sensitivity_counts(table: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
