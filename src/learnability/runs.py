@@ -326,6 +326,12 @@ def run_train(
     device = resolve_device(device if device is not None else config.device)
     check_measures(config.measure + config.track)
     task = build_task(config.task, data_seed=config.data_seed)
+    vocab = getattr(config.model, "vocab_size", None)
+    if vocab is not None and getattr(task, "vocab_size", 0) > vocab:
+        raise UserError(
+            f"model.vocab_size={vocab} is smaller than the task's vocabulary ({task.vocab_size}); "
+            f"set model.vocab_size={task.vocab_size}"
+        )
     model = seeded_model(config.model, config.seed, device)
     train = config.train
     if run_dir is not None and train.checkpoint_every and not train.checkpoint_path:
