@@ -379,7 +379,9 @@ class Trainer:
             ):
                 self.save_checkpoint(ckpt, step, generator, {**state, "status": status})
         bar.close()
-        if status != "diverged" and not last_eval:
+        if status == "diverged":  # an earlier evaluation does not describe the diverged model
+            last_eval = {}
+        elif not last_eval:
             last_eval = evaluate(self.model, self.task, self.test, self.device, c.eval_batch)
         state["status"], state["converged_step"] = status, converged_step
         if ckpt is not None and status != "diverged":
