@@ -152,7 +152,7 @@ def main() -> None:
     print(
         f"dense 2^n×2^n Fourier matrix, n={n}: {t['dense']:.3f} s vs {t['ours']:.4f} s → {t['dense'] / t['ours']:.0f}×"
     )
-    n = 14 if args.quick else 17
+    n = 14 if args.quick else 18
     tt = rng.integers(0, 2, 1 << n, dtype=np.uint8)
     t = best_of(
         {"loop": lambda: python_loop(tt, n), "ours": lambda: profile_from_truth_table(tt, n)}, 1

@@ -194,3 +194,17 @@ def test_bad_input():
         check_exact(20, memory_budget=1 << 20)
     with pytest.raises(UserError, match="samples"):
         sample_profile(parity(4), 0)
+
+
+@pytest.mark.parametrize("n", [4, 8, 10])
+def test_fast_spectrum_matches_dense_matrix(n):
+    tt = np.random.default_rng(n).integers(0, 2, 2**n, dtype=np.uint8)
+    idx = np.arange(2**n)
+    chi = 1 - 2 * (np.bitwise_count(idx[:, None] & idx[None, :]) & 1).astype(np.float64)
+    assert np.allclose(fourier_spectrum(tt), chi @ (1 - 2 * tt.astype(np.float64)) / 2**n)
+
+
+def test_thread_setting_is_restored():
+    before = torch.get_num_threads()
+    profile_from_truth_table(np.random.default_rng(0).integers(0, 2, 2**12, dtype=np.uint8))
+    assert torch.get_num_threads() == before
