@@ -266,7 +266,27 @@ def _extra_measures(config: TrainJobConfig, run_dir: Path, device: Any) -> dict[
                 t = model_outputs(model, n, device).cpu()
             scale = 0.25 if getattr(c, "targets", "01") == "pm1" else 1.0
             out["model_as_real"] = scale * real_average_sensitivity(t, n)
+        if "sharpness" in config.measure:
+            out.update(_wide_sharpness(model, task, config, device))
     return out
+
+
+def _wide_sharpness(model: Any, task: Any, config: TrainJobConfig, device: Any) -> dict[str, Any]:
+    """Sphere sharpness at the radius of the published Gaussian perturbation, ρ = ε·√P.
+
+    ρ = 0.1 barely moves a model with thousands of parameters; the bound of seed 000 §5.2 is a statement
+    for n → ∞ at fixed ρ, so the finite-n check also uses the published perturbation scale."""
+    from learnability.measure import sharpness
+    from learnability.measure.norms import positional_names
+
+    skip = positional_names(model)
+    count = sum(p.numel() for name, p in model.named_parameters() if name not in skip)
+    rho = config.sharpness_eps * math.sqrt(count)
+    batch = task.test_set().slice(0, config.measure_batch).to(device)
+    est = sharpness(model, batch, rho=rho, kind="sphere", directions=config.sharpness_directions,
+                    generator=torch.Generator().manual_seed(config.seed + 104_729))  # fmt: skip
+    return {"sharpness_wide": est.mean, "sharpness_wide_ci_low": est.ci_low,
+            "sharpness_wide_ci_high": est.ci_high, "sharpness_wide_rho": rho}  # fmt: skip
 
 
 @register_job("sensitivity.train", TrainJobConfig)
@@ -621,8 +641,7 @@ class SensitivityStudy(Study):
             name=f"{NAME}/scratchpad", job="sensitivity.train",
             base={"task": {**boolean, "function": "parity", "n": n, "scratchpad": True},
                   "model": _model(p, readout="all", causal=True, max_len=n),
-                "train": _train(p, steps=p.scratch_steps),
-                  "measure": ["accuracy"], **common},
+                  "train": _train(p, steps=p.scratch_steps), "measure": ["accuracy"], **common},
             seeds=p.seeds,
         )  # fmt: skip
         plain = Sweep(
@@ -723,16 +742,15 @@ class SensitivityStudy(Study):
             for task in tasks:
                 slope_rows.append([short, label(task), fits[task].fmt(3)])
             par = fits.get("parity")
-            others = "; ".join(f"{label(t)} {fits[t].fmt(3)}" for t in tasks if t != "parity")
-            n_par = len(by_task.get("parity", ([], []))[0])
+            others = "".join(f"; {label(t)} {fits[t].fmt(3)}" for t in tasks if t != "parity")
             claims.append(ClaimResult(
                 claim=f"PARITY's {short} grows with n; other functions stay flat",
                 paper_statement="Sharpness, LayerNorm blowup and parameter norm of transformers fitted "
                 "to PARITY grow with the input length n; for MAJORITY, FIRST, MEAN they stay flat and "
                 "small (Fig. 1, 5–8).",
                 measured=f"Fitted slope of {short} vs n over converged runs: PARITY "
-                f"{par.fmt(3) if par else 'no runs'} ({n_par} converged runs, "
-                f"{_counts([r for r in records if task_of(r) == 'parity'])}); {others}. Rule: PARITY "
+                f"{par.fmt(3) if par else 'no runs'} "
+                f"({_counts([r for r in records if task_of(r) == 'parity'])}){others}. Rule: PARITY "
                 f"slope CI > 0 and steeper than every other task → reproduced. Outcome: {why}.",
                 verdict=verdict, scale=scale,
                 details={t: {"slope": g.slope, "ci": list(g.slope_ci), "n": g.n} for t, g in fits.items()},
@@ -743,52 +761,63 @@ class SensitivityStudy(Study):
         return claims
 
     def _bound(self, conv: list[Any], out: FigureSink, scale: str) -> ClaimResult:
-        """Seed 000 §5.2: L_ρ(T) ≥ as(T)/(2n) − L·exp(−Ω(d)), both sides in ±1 units."""
-        pts = [(num(r, "model_as_real") / (2 * num(r, "task.n")), 4 * num(r, "sharpness"), task_of(r))
-               for r in conv]  # fmt: skip
-        pts = [p for p in pts if np.isfinite(p[0]) and np.isfinite(p[1])]
-        fig, (ax,) = F.new_figure()
-        for task in sorted({p[2] for p in pts}):
-            xs = [p[0] for p in pts if p[2] == task]
-            ys = [p[1] for p in pts if p[2] == task]
-            ax.scatter(xs, ys, s=14, alpha=0.75, label=label(task))
-        if pts:
-            top = max(max(p[0] for p in pts), 1e-6)
-            ax.plot([0, top], [0, top], "k--", lw=1, label="L_ρ = as(T)/(2n)")
-        F.finish(ax, "as(T)/(2n) (real-valued, ±1 units)", "measured sharpness L_ρ (±1 units)",
-                 "sharpness lower bound check")  # fmt: skip
+        """Seed 000 §5.2: L_ρ(T) ≥ as(T)/(2n) − L·exp(−Ω(d)), both sides in ±1 units (L ×4 of 0/1)."""
+        fig, axes = F.new_figure(ncols=2)
+        stats = {}
+        for ax, key, what in ((axes[0], "sharpness", "ρ = {rho:.3g}"),
+                              (axes[1], "sharpness_wide", "ρ = ε·√P ≈ {rho:.3g}")):  # fmt: skip
+            pts = [(num(r, "model_as_real") / (2 * num(r, "task.n")), 4 * num(r, key), task_of(r))
+                   for r in conv]  # fmt: skip
+            pts = [q for q in pts if np.isfinite(q[0]) and np.isfinite(q[1])]
+            for task in sorted({q[2] for q in pts}):
+                ax.scatter([q[0] for q in pts if q[2] == task], [q[1] for q in pts if q[2] == task],
+                           s=14, alpha=0.75, label=label(task))  # fmt: skip
+            if pts:
+                top = max(max(q[0] for q in pts), 1e-6)
+                ax.plot([0, top], [0, top], "k--", lw=1, label="L_ρ = as(T)/(2n)")
+            rhos = [
+                num(r, "sharpness_rho" if key == "sharpness" else "sharpness_wide_rho")
+                for r in conv
+            ]
+            rho = float(np.nanmean(rhos)) if conv and np.isfinite(rhos).any() else math.nan
+            F.finish(ax, "as(T)/(2n) (real-valued, ±1 units)", "measured sharpness L_ρ (±1 units)",
+                     what.format(rho=rho), logy=True)  # fmt: skip
+            above = sum(q[1] >= q[0] for q in pts)
+            stats[key] = (above, len(pts), spearman([q[0] for q in pts], [q[1] for q in pts]), rho)
         out.add(
             "sharpness_bound",
             fig,
             "Measured sphere sharpness of each converged model against the "
-            "lower bound as(T)/(2n) of seed 000 §5.2 (the bound holds for n → ∞ then ρ → 0, up to "
-            "L·exp(−Ω(d))). Points above the dashed line satisfy it.",
+            "lower bound as(T)/(2n) of seed 000 §5.2 (a statement for n → ∞ at fixed ρ, then ρ → 0, "
+            "up to L·exp(−Ω(d))), at ρ = 0.1 (left) and at the radius of the published Gaussian "
+            "perturbation ε·√P (right). Points above the dashed line satisfy it.",
         )
-        above = sum(p[1] >= p[0] for p in pts)
-        rho = spearman([p[0] for p in pts], [p[1] for p in pts])
-        frac = above / len(pts) if pts else math.nan
-        lo, hi = F.wilson_interval(above, len(pts))
-        if len(pts) < 5 or not np.isfinite(rho):
+        above, total, rho_s, radius = stats["sharpness_wide"]
+        frac = above / total if total else math.nan
+        lo, hi = F.wilson_interval(above, total)
+        if total < 5 or not np.isfinite(rho_s):
             verdict = "inconclusive"
-        elif rho >= 0.5 and frac >= 0.8:
+        elif rho_s >= 0.5 and frac >= 0.8:
             verdict = "reproduced"
-        elif rho <= 0:
+        elif rho_s <= 0:
             verdict = "not reproduced"
         else:
             verdict = "inconclusive"
+        a0, t0, s0, r0 = stats["sharpness"]
         return ClaimResult(
             claim="Sharpness is bounded below by as(T)/(2n)",
             paper_statement="lim_{ρ→0} liminf_{n→∞} L_ρ,n(T) ≥ liminf_{n→∞} as(T_θ)/(2n) − L·exp(−Ω(d)) "
             "(seed 000 §5.2): sensitive transformers sit in sharp minima.",
-            measured=f"{above}/{len(pts)} converged models have L_ρ ≥ as(T)/(2n) (fraction {_fmt(frac)}, "
-            f"Wilson 95% {lo:.2f}–{hi:.2f}); Spearman ρ between L_ρ and as(T)/(2n) = {_fmt(rho)}. "
-            f"Rule: Spearman ≥ 0.5 and ≥ 80% above the bound → reproduced; Spearman ≤ 0 → not "
-            "reproduced; otherwise inconclusive (the bound is asymptotic, with an unspecified "
-            "L·exp(−Ω(d)) slack, and uses ρ → 0 after n → ∞).",
-            verdict=verdict,
-            scale=scale,
-            details={"above": above, "models": len(pts), "spearman": rho},
-        )
+            measured=f"At ρ = ε·√P ≈ {_fmt(radius)}: {above}/{total} converged models have "
+            f"L_ρ ≥ as(T)/(2n) (Wilson 95% {lo:.2f}–{hi:.2f}), Spearman ρ between L_ρ and as(T)/(2n) = "
+            f"{_fmt(rho_s)}. At ρ = {_fmt(r0)}: {a0}/{t0} above, Spearman {_fmt(s0)}. Rule (on the "
+            "published-scale radius): Spearman ≥ 0.5 and ≥ 80% above → reproduced; Spearman ≤ 0 → not "
+            "reproduced; otherwise inconclusive (the bound is asymptotic in n with an unspecified "
+            "L·exp(−Ω(d)) slack).",
+            verdict=verdict, scale=scale,
+            details={k: {"above": v[0], "models": v[1], "spearman": v[2], "rho": v[3]}
+                     for k, v in stats.items()},
+        )  # fmt: skip
 
     # 2. trade-off -------------------------------------------------------------------------------------
     def _tradeoff(self, results: StudyResults, out: FigureSink, scale: str) -> list[ClaimResult]:
@@ -900,8 +929,8 @@ class SensitivityStudy(Study):
             paper_statement="Across learning rates and weight decays, PARITY solutions need a large "
             "parameter norm or a large LayerNorm blowup, and the frontier moves outward with n (Fig. 2).",
             measured=f"log10(‖θ‖·Blowup) of converged runs vs n: PARITY "
-            f"{fp.fmt(3) if fp else 'no runs'}; "
-            + "; ".join(f"{label(t)} {g.fmt(3)}" for t, g in fits.items() if t != "parity")
+            f"{fp.fmt(3) if fp else 'no runs'}"
+            + "".join(f"; {label(t)} {g.fmt(3)}" for t, g in fits.items() if t != "parity")
             + f". PARITY frontier (min log10(‖θ‖·Blowup)) {', '.join(frontier) or 'none'}; "
             f"{_counts([r for r in records if task_of(r) == 'parity'])}. Rule: PARITY slope CI > 0 → "
             "reproduced; CI < 0 → not reproduced; else inconclusive.",
