@@ -87,11 +87,15 @@ def test_scaling_records_carry_every_measurement(tiny_run):
             "model_as_real",
             "test_acc",
             "converged",
+            "sharpness_wide",
+            "sharpness_wide_rho",
         ):
             assert key in r.metrics, key
         # PARITY's target sensitivity is n, FIRST's is 1 (closed forms)
         want = r.config["task"]["n"] if r.config["task"]["function"] == "parity" else 1
         assert r.metrics["target_as"] == pytest.approx(want)
+        # the wide radius is the published Gaussian scale: ε·√P with P the non-positional parameters
+        assert r.metrics["sharpness_wide_rho"] > r.config["sharpness_rho"]
 
 
 def test_first_is_learned_with_sensitivity_one(tiny_run):
