@@ -44,7 +44,12 @@ def main() -> None:
     ap.add_argument("--device", default="cpu")
     args = ap.parse_args()
     dev = resolve_device(args.device)
-    print(f"device={dev} m={args.m} dtype=float32; times are the best of {args.repeats}")
+    torch.set_num_threads(
+        1
+    )  # one thread: the ratios are then not at the mercy of thread scheduling
+    print(
+        f"device={dev} m={args.m} dtype=float32, 1 thread; times are the best of ≥ {args.repeats} runs"
+    )
     print(
         f"{'d':>8} {'floor Vθ':>10} {'closed form':>12} {'ratio':>6} {'MC n':>10} {'MC time':>10} {'speed-up':>9}"
     )
