@@ -190,8 +190,15 @@ def _drive(
     store.add_members(specs)
     if executor is None:
         return
-    label = ", ".join(dict.fromkeys(s.sweep for s in todo))
-    bar = _Progress(progress, len(todo), label if len(label) < 40 else label[:37] + "...")
+    names = list(dict.fromkeys(s.sweep for s in todo))
+    studies = {s.study for s in todo}
+    if len(names) == 1:
+        label = names[0]
+    elif len(studies) == 1 and "" not in studies:
+        label = f"{studies.pop()} ({len(names)} sweeps)"
+    else:
+        label = f"{names[0]} +{len(names) - 1}"
+    bar = _Progress(progress, len(todo), label if len(label) <= 30 else label[:29] + "…")
     in_flight: dict[str, tuple[RunSpec, bool]] = {}
     suspects: deque[RunSpec] = deque()  # in flight when a pool died: re-run alone
 
@@ -209,7 +216,7 @@ def _drive(
     def refresh() -> None:
         counts = (
             f"[green]{summary.ok} ok[/] [red]{summary.failed} failed[/] "
-            f"[yellow]{summary.diverged} diverged[/] {len(in_flight)} running"
+            f"[yellow]{summary.diverged} div[/] {len(in_flight)} run"
         )
         bar.update(summary.executed + (summary.skipped - skipped_at_start), counts)
 
