@@ -552,6 +552,22 @@ def _counts(records: list[Any]) -> str:
             f"{CONVERGE_MSE:g}")  # fmt: skip
 
 
+def _color(task: str) -> str:
+    """One colour per task across every panel."""
+    order = list(TASK_LABELS)
+    return f"C{order.index(task) if task in order else len(order)}"
+
+
+def _by_task(ax: Any, records: list[Any], tasks: list[str], key: str) -> None:
+    """Mean of metric `key` vs n with a 95% band, one line per task (fixed colours)."""
+    for task in tasks:
+        data = F.series([r for r in records if task_of(r) == task], "config.task.n",
+                        lambda r: num(r, key))  # fmt: skip
+        for xs, ys in data.values():
+            if xs:
+                F.line_with_band(ax, xs, ys, label=label(task), color=_color(task))
+
+
 def growth_verdict(
     by_task: dict[str, tuple[list[float], list[float]]], focus: str = "parity", min_ns: int = 3
 ) -> tuple[str, dict[str, F.Fit], str]:
@@ -721,26 +737,26 @@ class SensitivityStudy(Study):
                         "converged runs; this table shows what that filter removes."))  # fmt: skip
 
         # the metric panels
-        fig, axes = F.new_figure(ncols=4, nrows=2)
-        F.plot_series(axes[0], F.series(records, "config.task.n", lambda r: num(r, "test_acc"),
-                                        by="config.task.function"), label)  # fmt: skip
+        fig, axes = F.new_figure(ncols=4, nrows=2, height=3.6)
+        _by_task(axes[0], records, tasks, "test_acc")
         F.finish(axes[0], "n (input length)", "test accuracy", "accuracy (all runs)")
         for task in tasks:
             at = [r for r in records if task_of(r) == task]
             xs, ys, los, his = [], [], [], []
-            for (n,), g in F.group_by(at, "config.task.n").items():
+            for (n,), g in sorted(F.group_by(at, "config.task.n").items()):
                 ok = sum(fitted(r) for r in g)
                 lo, hi = F.wilson_interval(ok, len(g))
                 xs.append(n), ys.append(ok / len(g)), los.append(lo), his.append(hi)
             F.line_with_band(axes[1], xs, [F.Summary(y, lo, hi, 2) for y, lo, hi in zip(ys, los, his)],
-                             label=label(task))  # fmt: skip
+                             label=label(task), color=_color(task))  # fmt: skip
         F.finish(axes[1], "n (input length)", "fraction fitted", "fitted runs (Wilson 95%)")
         panels = [*SCALING_METRICS, ("model_as", "learned-function as (thresholded)", "")]
-        for ax, (key, ylabel, _) in zip(axes[2:], panels):
-            F.plot_series(ax, F.series(conv, "config.task.n", lambda r, k=key: num(r, k),
-                                       by="config.task.function"), label)  # fmt: skip
+        for ax, (key, ylabel, short) in zip(axes[2:], panels):
+            _by_task(ax, conv, tasks, key)
             logy = key.startswith(("sharpness", "blowup"))
-            F.finish(ax, "n (input length)", ylabel, f"{ylabel.split(' (')[0]} (fitted)", logy=logy)
+            F.finish(ax, "n (input length)", ylabel, f"{short or 'learned-function as'} (fitted runs)",
+                     logy=logy)  # fmt: skip
+        fig.tight_layout()
         out.add(
             "scaling",
             fig,
@@ -790,10 +806,10 @@ class SensitivityStudy(Study):
             pts = [q for q in pts if np.isfinite(q[0]) and np.isfinite(q[1])]
             for task in sorted({q[2] for q in pts}):
                 ax.scatter([q[0] for q in pts if q[2] == task], [q[1] for q in pts if q[2] == task],
-                           s=14, alpha=0.75, label=label(task))  # fmt: skip
+                           s=14, alpha=0.75, label=label(task), color=_color(task))  # fmt: skip
             if pts:
-                top = max(max(q[0] for q in pts), 1e-6)
-                ax.plot([0, top], [0, top], "k--", lw=1, label="L_ρ = as(T)/(2n)")
+                grid = np.linspace(min(q[0] for q in pts), max(q[0] for q in pts), 50)
+                ax.plot(grid, grid, "k--", lw=1, label="L_ρ = as(T)/(2n)")
             rhos = [
                 num(r, "sharpness_rho" if key == "sharpness" else "sharpness_wide_rho")
                 for r in conv
@@ -803,6 +819,7 @@ class SensitivityStudy(Study):
                      what.format(rho=rho), logy=True)  # fmt: skip
             above = sum(q[1] >= q[0] for q in pts)
             stats[key] = (above, len(pts), spearman([q[0] for q in pts], [q[1] for q in pts]), rho)
+        fig.tight_layout()
         out.add(
             "sharpness_bound",
             fig,
@@ -876,7 +893,13 @@ class SensitivityStudy(Study):
                 for r in conv
                 if task_of(r) == task and np.isfinite(lhs(r)) and np.isfinite(rhs(r))
             ]
-            ax.scatter([rhs(r) for r in at], [lhs(r) for r in at], s=14, label=label(task))
+            ax.scatter(
+                [rhs(r) for r in at],
+                [lhs(r) for r in at],
+                s=14,
+                label=label(task),
+                color=_color(task),
+            )
         claims = []
         ns = sorted({num(r, "task.n") for r in par})
         if len(ns) >= 2:
@@ -905,6 +928,7 @@ class SensitivityStudy(Study):
             )
             details = {}
         F.finish(ax, "log10 as(f)/√(n log n)", "log10 C·E[Blowup]²", "Corollary 5 check")
+        fig.tight_layout()
         out.add(
             "tradeoff",
             fig,
@@ -995,6 +1019,7 @@ class SensitivityStudy(Study):
             ax.axvline(0, color="k", lw=0.8, ls=":")
             F.finish(ax, "steps relative to first loss < 0.01", ylabel, legend=key == "loss",
                      logy=key in ("loss", "sharpness", "blowup_paper"))  # fmt: skip
+        fig.tight_layout()
         out.add(
             "dynamics",
             fig,
@@ -1057,6 +1082,7 @@ class SensitivityStudy(Study):
             )
         F.finish(ax, "as(f) of the refitted function", "sharpness L_ρ of the refit", "refit sharpness",
                  logy=True)  # fmt: skip
+        fig.tight_layout()
         out.add(
             "generalisation",
             fig,
@@ -1143,6 +1169,7 @@ class SensitivityStudy(Study):
         ax.set_xticks(range(len(buckets)), buckets)
         F.finish(ax, "length bucket (training lengths = first bucket)", "accuracy",
                  "length generalisation")  # fmt: skip
+        fig.tight_layout()
         out.add(
             "length",
             fig,
@@ -1205,6 +1232,7 @@ class SensitivityStudy(Study):
         ax.axhline(0.5, color="k", lw=0.8, ls=":")
         F.finish(ax, f"training target (n = {n})", "test accuracy", "scratchpad vs plain PARITY",
                  legend=False)  # fmt: skip
+        fig.tight_layout()
         out.add(
             "scratchpad",
             fig,
