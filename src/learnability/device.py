@@ -18,7 +18,9 @@ def resolve_device(spec: str | torch.device | None = "auto") -> torch.device:
         return torch.device("cpu")
     if spec == "cuda" or spec.startswith("cuda:"):
         if not torch.cuda.is_available():
-            raise UserError(f"device {spec!r} asked for, but no CUDA device is available; use --device cpu")
+            raise UserError(
+                f"device {spec!r} asked for, but no CUDA device is available; use --device cpu"
+            )
         if ":" in spec:
             index = spec.split(":", 1)[1]
             if not index.isdigit() or int(index) >= torch.cuda.device_count():

@@ -31,7 +31,9 @@ class ClaimResult:
     measured: str  # what was measured: numbers, seeds, confidence intervals
     verdict: Verdict
     scale: str  # the scale it was checked at ("quick" / "paper")
-    details: dict[str, Any] = field(default_factory=dict)  # machine-readable numbers behind `measured`
+    details: dict[str, Any] = field(
+        default_factory=dict
+    )  # machine-readable numbers behind `measured`
 
     def __post_init__(self) -> None:
         check_choice("verdict", self.verdict, VERDICTS)
