@@ -149,3 +149,18 @@ def test_worst_case_bound_holds() -> None:
     x = enumerate_inputs(10)
     err = (-(x @ w[0]) * (x @ w[1]) + x[:, p] * x[:, q]).abs().max()
     assert float(err) <= float(worst_case_error(w, p, q)) + 1e-12
+
+
+def test_build_leaves_global_rng_alone_and_is_seeded() -> None:
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    torch.manual_seed(123)
+    a = _model(32, 8, seed=4)
+    after = torch.rand(1)
+    assert torch.equal(before, after)
+    b = _model(32, 8, seed=4)
+    assert torch.equal(a.V, b.V) and torch.equal(a.theta, b.theta) and a.support == b.support
+    assert torch.allclose(a.V.norm(dim=1), torch.ones(32, dtype=torch.float64))
+    assert torch.equal(a.theta_tilde, -a.theta)
+    trainable = {n for n, p in a.named_parameters() if p.requires_grad}
+    assert not a.V.requires_grad and trainable == {"theta", "theta_tilde"}

@@ -185,9 +185,8 @@ class TwoHead(nn.Module):
         dev = resolve_device(device or "cpu")
         v = sphere(config.d, config.m, torch.Generator().manual_seed(config.embedding_seed), dtype)
         theta = sphere(1, config.m, torch.Generator().manual_seed(config.init_seed), dtype)[0]
-        self.position_embedding = nn.Embedding(config.d, config.m, dtype=dtype, device=dev)
-        self.position_embedding.weight.data.copy_(v)
-        self.position_embedding.weight.requires_grad_(False)  # fixed, not trained
+        # Fixed, not trained; from_pretrained draws nothing from the global RNG.
+        self.position_embedding = nn.Embedding.from_pretrained(v.to(dev), freeze=True)
         self.theta = nn.Parameter(theta.to(dev))
         self.theta_tilde = nn.Parameter(-theta.to(dev))
 
@@ -300,14 +299,16 @@ def worst_case_error(weights: Tensor, p: int, q: int) -> Tensor:
     return best
 
 
-def sign_accuracy(weights: Tensor, p: int, q: int, n: int, generator: torch.Generator,
-                  chunk: int = 256) -> float:  # fmt: skip
-    """Monte Carlo P(sign f(x) = y) on n uniform strings; weights (2, d). Ties (f = 0) count as wrong."""
+def sign_accuracy(weights: Tensor, p: int, q: int, n: int, generator: torch.Generator) -> float:
+    """Monte Carlo P(sign f(x) = y) on n uniform strings; weights (2, d). Ties (f = 0) count as wrong.
+
+    Strings are drawn on CPU (device-independent seeds) in chunks of at most 2^22 bits."""
     d = weights.shape[-1]
+    chunk = max(1, 2**22 // d)
     right = 0
     for start in range(0, n, chunk):
         k = min(chunk, n - start)
-        x = (torch.randint(0, 2, (k, d), generator=generator) * 2 - 1).to(weights)
+        x = (torch.randint(0, 2, (k, d), generator=generator, dtype=torch.int8) * 2 - 1).to(weights)
         u = x @ weights.T  # (k, 2)
         f = -u[:, 0] * u[:, 1]
         y = -x[:, p] * x[:, q]
