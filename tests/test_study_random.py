@@ -44,6 +44,15 @@ TINY = dataclasses.replace(
 
 
 @pytest.fixture
+def one_thread():
+    # tiny models: one thread is faster than two fighting over a loaded machine
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+@pytest.fixture
 def tiny_scale(monkeypatch, tmp_path):
     monkeypatch.setitem(rt.SCALES, "tiny", TINY)
     monkeypatch.setenv("LEARNABILITY_CACHE", str(tmp_path / "cache"))
@@ -64,11 +73,10 @@ def test_sweeps_expand_and_name_the_study(tiny_scale):
     assert "GPU-hours" in rt.STUDY.estimate("paper")
 
 
-def test_study_runs_end_to_end(tiny_scale, tmp_path):
+def test_study_runs_end_to_end(tiny_scale, tmp_path, one_thread):
     from learnability.sweep.runner import run_sweep
     from learnability.sweep.store import Store
 
-    torch.set_num_threads(1)
     summary = run_sweep(rt.STUDY.sweeps(tiny_scale), tmp_path / "store", workers=0, progress=False)
     assert summary.failed == 0 and summary.crashed == 0, summary.failures
     store = Store(tmp_path / "store")

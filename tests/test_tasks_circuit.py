@@ -71,9 +71,9 @@ def test_generation_is_chunked_without_grad_and_memory_bounded():
     finally:
         hook.remove()
     assert max(n for n, _ in seen) <= SMALL.chunk and not any(g for _, g in seen)
-    # a width-128 target over 2,000 sequences of 32 tokens stays within a few hundred MB of extra RSS
+    # a width-128 target over 1,000 sequences of 32 tokens stays within a few hundred MB of extra RSS
     # (with autograd on and one pass, as published, activations of every layer would be kept)
-    big = CircuitConfig(target_width=128, vocab_size=128, seq_len=32, test_size=2000, chunk=250)
+    big = CircuitConfig(target_width=128, vocab_size=128, seq_len=32, test_size=1000, chunk=250)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     build_task(big, data_seed=0)
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
