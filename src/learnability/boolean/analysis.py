@@ -36,6 +36,7 @@ import contextlib
 import functools
 import math
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -404,9 +405,55 @@ def _wht_packed_body(table: np.ndarray, n: int, *, weights: bool) -> np.ndarray:
     dtype = _work_dtype(n)
     size = 1 << n
     keys = torch.from_numpy(np.packbits(table, bitorder="little").view("<u2").astype(np.int32))
-    # numpy buffers: numpy asks the kernel for huge pages, which saves ~16k page faults per 64 MB buffer
-    ta = torch.from_numpy(np.empty(size, dtype=dtype))
-    tb = torch.from_numpy(np.empty(size, dtype=dtype))
+    # the spectrum is handed to the caller, so its buffers are not cached
+    with _workspace(size, dtype, keep=weights) as (ta, tb):
+        return _wht_stages(ta, tb, keys, n, dtype, weights=weights)
+
+
+# Two transform buffers are reused across calls at the same n (first-touching 64 MB of fresh pages costs
+# as much as a transform stage). Only one pair is kept, and only up to this size; taken out of the cache
+# while in use, so concurrent callers never share one. `release_workspace()` frees it.
+_WORKSPACE_MAX_BYTES = 256 << 20
+_workspace_cache: dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor]] = {}
+_workspace_lock = threading.Lock()
+
+
+def release_workspace() -> None:
+    """Free the cached WHT work buffers (at most 2 × 64 MB, held after an n = 24 profile)."""
+    with _workspace_lock:
+        _workspace_cache.clear()
+
+
+@contextlib.contextmanager
+def _workspace(size: int, dtype: np.dtype, *, keep: bool = True):
+    key = (size, dtype.name)
+    with _workspace_lock:
+        pair = _workspace_cache.pop(key, None)
+    if pair is None:
+        # numpy buffers: numpy asks the kernel for huge pages (far fewer page faults than torch.empty)
+        pair = (
+            torch.from_numpy(np.empty(size, dtype=dtype)),
+            torch.from_numpy(np.empty(size, dtype=dtype)),
+        )
+    try:
+        yield pair
+    finally:
+        if keep and 2 * size * dtype.itemsize <= _WORKSPACE_MAX_BYTES:
+            with _workspace_lock:
+                _workspace_cache.clear()
+                _workspace_cache[key] = pair
+
+
+def _wht_stages(
+    ta: torch.Tensor,
+    tb: torch.Tensor,
+    keys: torch.Tensor,
+    n: int,
+    dtype: np.dtype,
+    *,
+    weights: bool,
+) -> np.ndarray:
+    size = 1 << n
     lut = _group_lut(dtype.name)
     stages = _stages(n - _LUT_BITS)
     last = stages.pop() if weights and stages else None
@@ -436,7 +483,7 @@ def _wht_packed_body(table: np.ndarray, n: int, *, weights: bool) -> np.ndarray:
     for c in range(rows // chunk):
         torch.matmul(h, src[c * chunk : (c + 1) * chunk].T, out=out)
         acc[c.bit_count()].addcmul_(out, out)
-        if c % 16 == 15:  # fold into float64 before float32 sums lose digits
+        if c % 64 == 63:  # fold into float64 before float32 sums lose digits (≤ 64 terms: ~1e-6)
             total += acc
             acc.zero_()
     total += acc
