@@ -24,6 +24,9 @@ How the exact profile is computed (f is evaluated once: the analysis only ever s
   (float64 above, and for n ≤ 20 where it is cheap); at 20 < n ≤ 24 the squared weights carry float32
   rounding (relative ~1e-6), while the degree stays exact (a nonzero integer squares to a positive float).
 
+Analysis runs on the CPU (numpy, and torch for the matmuls): a truth table that lives on a CUDA device (a
+model's thresholded outputs) is copied to host memory once, which at n ≤ 28 is cheap next to computing it.
+
 Above the memory budget (estimate from available RAM) or above `EXACT_MAX_N`, exact analysis raises a
 `UserError` pointing at `--samples`; `sample_profile` then gives Monte Carlo estimates with Wilson
 intervals. K_0 cannot be estimated by sampling when it is tiny (a uniform random function has E[K_0] = 1
@@ -489,7 +492,9 @@ def _wht_stages(
     total += acc
     p_top = _onehot_popcount(last, "float64")  # (2^last, last+1)
     p_low = _onehot_popcount(chunk_bits, "float64")  # (chunk, chunk_bits+1)
-    tiles = torch.einsum("huj,ut,jl->htl", total, p_top, p_low).numpy()
+    tiles = torch.matmul(
+        torch.matmul(p_top.T, total), p_low
+    ).numpy()  # (classes, last+1, chunk_bits+1)
     result = np.zeros(n + 1)
     for hi in range(classes):
         for t in range(last + 1):
