@@ -13,6 +13,7 @@ from learnability.boolean.analysis import (
     fourier_spectrum,
     profile,
     profile_from_truth_table,
+    release_workspace,
     sample_profile,
     sensitivity,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "profile",
     "profile_from_truth_table",
     "random_function",
+    "release_workspace",
     "resolve_function",
     "sample_profile",
     "sensitivity",

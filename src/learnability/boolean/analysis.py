@@ -11,8 +11,8 @@ How the exact profile is computed (f is evaluated once: the analysis only ever s
   every pair's disagreement with one XOR of the two halves (no index arrays, 64 strings per operation); for
   i < 6 a shift-and-mask inside each word does the same. The n disagreement planes are summed per string by
   a carry-save adder over bit planes (full adders on whole words), giving the binary digits of s(f, x) for
-  64 strings per word; K_k then comes from popcounts of the digit-plane patterns. Working set at n = 24:
-  a few 2 MB planes.
+  64 strings per word; K_k then comes from popcounts of ANDs of digit planes (Möbius inversion over digit
+  subsets). Working set at n = 24: a few 2 MB planes.
 * Fourier. A fast Walsh–Hadamard transform of (−1)^f in three parts. (1) Each 16-string group of the packed
   table (one uint16) indexes a lookup table holding its 16-point transform — the ±1 conversion and the first
   4 butterfly stages in one gather. (2) The remaining bits in radix-16 stages, each one matmul
@@ -23,6 +23,11 @@ How the exact profile is computed (f is evaluated once: the analysis only ever s
   written. Coefficients of a ±1 function are integers of magnitude ≤ 2^n, exact in float32 up to n = 24
   (float64 above, and for n ≤ 20 where it is cheap); at 20 < n ≤ 24 the squared weights carry float32
   rounding (relative ~1e-6), while the degree stays exact (a nonzero integer squares to a positive float).
+
+The matmuls run on one torch thread (`WHT_THREADS`; the process-wide setting is restored afterwards): they
+are small and memory-bound, and thread hand-offs cost more than they save. Two work buffers (2 × 64 MB at
+n = 24) are kept between calls at the same n, because first-touching fresh pages costs as much as a stage;
+`release_workspace()` frees them. Peak extra memory at n = 24: about 130 MB.
 
 Analysis runs on the CPU (numpy, and torch for the matmuls): a truth table that lives on a CUDA device (a
 model's thresholded outputs) is copied to host memory once, which at n ≤ 28 is cheap next to computing it.
@@ -50,8 +55,6 @@ from learnability.boolean.functions import BooleanFunction, check_n, resolve_fun
 from learnability.errors import UserError
 
 EXACT_MAX_N = 28
-_RADIX = 8  # log2 of the Hadamard block used per matmul axis
-_WORD = 64
 # Masks selecting, inside a 64-bit word, the positions whose bit i (i < 6) is 0.
 _LOW_MASKS = [
     np.uint64(0x5555555555555555),
