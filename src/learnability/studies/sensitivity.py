@@ -433,7 +433,9 @@ def generalisation_job(config: GeneralisationConfig, ctx: RunContext) -> dict[st
     model = seeded_model(config.model, config.seed, device)
     fit = Trainer(model, task, config.train, device).fit(config.data_seed, config.seed)
     model.eval()
-    learned = model_truth_table(model, n, device).cpu().numpy().astype(np.uint8)
+    learned = (
+        model_truth_table(model, n, device, threshold=task.threshold).cpu().numpy().astype(np.uint8)
+    )
     train = task.train_set()
     codes = codes_of(train.inputs).numpy()
     labels = (train.targets.numpy() > 0.5).astype(np.uint8)
@@ -1240,7 +1242,7 @@ class SensitivityStudy(Study):
         s_plain = F.summarise(num(r, "test_acc") for r in plain)
         n = int(num(pad[0], "task.n")) if pad else int(num(plain[0], "task.n")) if plain else 0
         fig, (ax,) = F.new_figure()
-        names = ["plain PARITY", "scratchpad: last bit", "scratchpad: all positions"]
+        names = ["plain\nPARITY", "scratchpad:\nlast bit", "scratchpad:\nall positions"]
         stats = [s_plain, s_pad, s_all]
         ax.bar(range(3), [s.mean for s in stats], color=["C3", "C2", "C2"], alpha=0.7,
                yerr=[[max(s.mean - s.ci_low, 0) if s.n > 1 else 0 for s in stats],
