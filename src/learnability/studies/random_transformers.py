@@ -1080,9 +1080,10 @@ def claim_circuit(results: StudyResults, out: FigureSink) -> ClaimResult:
         "relative KL of random students (KL / mean-guess KL), by target width: "
         + ", ".join(f"{w}: {_median(rel[('random', w)]):.3f}" for w in ws)
         + f"; fully trained student at width {ws[-1]}: {full_hi:.3f}. Rule: reproduced iff the random student's "
-        "relative KL at the widest target is ≥ 2× that at the narrowest and above 0.2 (it fails to imitate)."
+        "relative KL at the widest target is ≥ 2× that at the narrowest, above 0.2 (it fails to imitate), and "
+        "above the fully trained student's there (the failure is the random student's, not the task's)."
     )
-    if hi >= 2 * lo and hi > 0.2:
+    if hi >= 2 * lo and hi > 0.2 and (not math.isfinite(full_hi) or hi > full_hi):
         verdict = "reproduced"
     elif scale == "quick":
         verdict = "inconclusive"
