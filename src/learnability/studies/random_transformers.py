@@ -577,6 +577,15 @@ def _by(records: list[Any], *keys: str) -> dict[tuple, list[Any]]:
     return group_by(records, *keys)
 
 
+def _width_axis(ax: Any, widths: list[int]) -> None:
+    """A log2 x axis ticked at exactly the widths used (no overlapping minor labels)."""
+    ws = sorted({int(w) for w in widths})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ws)
+    ax.set_xticklabels([str(w) for w in ws])
+    ax.minorticks_off()
+
+
 def _missing(claim: str, statement: str, what: str, scale: str) -> ClaimResult:
     return ClaimResult(claim, statement, f"no finished runs of {what}", "inconclusive", scale)
 
@@ -631,7 +640,8 @@ def claim_accuracy(results: StudyResults, out: FigureSink, s: ScaleSpec) -> Clai
         if lstm:
             ax.plot([w for w, _ in lstm], [a for _, a in lstm], "k^", label="LSTM")
         ax.set_ylim(-0.03, 1.03)
-        F.finish(ax, "width d_model", "test accuracy", TASK_LABELS[task], logx=True)
+        F.finish(ax, "width d_model", "test accuracy", TASK_LABELS[task])
+        _width_axis(ax, [k[2] for k in acc if k[0] == task])
     out.add(
         "accuracy_vs_width",
         fig,
@@ -1058,14 +1068,15 @@ def claim_circuit(results: StudyResults, out: FigureSink) -> ClaimResult:
                 label=variant,
                 linestyle=style,
             )
-    F.finish(axes[0], "target width", "KL(target ‖ student) (nats)", "Circuit imitation", logx=True)
+    F.finish(axes[0], "target width", "KL(target ‖ student) (nats)", "Circuit imitation")
     F.finish(
         axes[1],
         "target width",
         "KL / KL of the mean-distribution guess",
         "Relative to no learning",
-        logx=True,
     )
+    for ax in axes[:2]:
+        _width_axis(ax, [w for _, w in rel])
     out.add(
         "kl_vs_target_width",
         fig,
@@ -1107,12 +1118,13 @@ def figure_attention(results: StudyResults, out: FigureSink, s: ScaleSpec) -> No
         return
     big = max(r.config["model"]["d_model"] for r in recs)
     chosen = {}
-    for r in sorted(recs, key=lambda r: r.config["seed"]):
+    # per variant, the restart with the best test accuracy (what a solution looks like, if any restart found one)
+    for r in sorted(recs, key=lambda r: (-_metric(r, "test_acc"), r.config["seed"])):
         if r.config["model"]["d_model"] == big:
             chosen.setdefault(_freeze_label(r), r)
     variants = [v for v in ("random", "full") if v in chosen]
     layers = len(chosen[variants[0]].metrics["attention"]["maps"])
-    fig, axes = F.new_figure(ncols=layers, nrows=len(variants), width=3.6, height=3.2)
+    fig, axes = F.new_figure(ncols=layers, nrows=len(variants), width=4.6, height=3.6)
     for row, variant in enumerate(variants):
         att = chosen[variant].metrics["attention"]
         for layer in range(layers):
@@ -1125,10 +1137,11 @@ def figure_attention(results: StudyResults, out: FigureSink, s: ScaleSpec) -> No
                 f"{variant}, layer {layer} (head mean)",
                 "attention weight",
             )
+    fig.tight_layout()
     out.add(
         "needle_attention",
         fig,
-        "Needle-in-a-haystack attention (one test sequence, width "
+        "Needle-in-a-haystack attention (one test sequence, best restart, width "
         f"{big}, averaged over heads); the last query row is the query token, which must attend to the "
         "value after its marker.",
     )
@@ -1142,7 +1155,8 @@ def figure_embeddings(results: StudyResults, out: FigureSink) -> None:
         return
     big = max(r.config["model"]["d_model"] for r in recs)
     chosen = {}
-    for r in sorted(recs, key=lambda r: r.config["seed"]):
+    # per variant, the restart with the best test accuracy (what a solution looks like, if any restart found one)
+    for r in sorted(recs, key=lambda r: (-_metric(r, "test_acc"), r.config["seed"])):
         if r.config["model"]["d_model"] == big:
             chosen.setdefault(_freeze_label(r), r)
     fig, axes = F.new_figure(ncols=len(chosen))
@@ -1155,11 +1169,12 @@ def figure_embeddings(results: StudyResults, out: FigureSink) -> None:
         top2 = sum(emb["variance_fractions"][:2])
         notes.append(f"{variant}: top-2 PCs hold {top2:.2f} of the embedding variance")
         F.finish(ax, "PC 1", "PC 2", f"{variant} (acc {_metric(r, 'test_acc'):.2f})", legend=False)
+    fig.tight_layout()
     out.add(
         "modadd_embedding_pcs",
         fig,
         "Modular addition: token embeddings on their top two principal "
-        f"components (width {big}, colour = token value); " + "; ".join(notes) + ".",
+        f"components (best restart, width {big}, colour = token value); " + "; ".join(notes) + ".",
     )
 
 
