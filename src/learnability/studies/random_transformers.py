@@ -218,7 +218,8 @@ def run(config: RandomRunConfig, ctx: RunContext) -> dict[str, Any]:
     model.eval()
     is_gpt = isinstance(model_config, GPTConfig)
     if "subspace" in config.probes:
-        probe_batch = task.test_set().slice(0, 1000)
+        # at most ~16k tokens through the traced model (a trace keeps every attention map)
+        probe_batch = task.test_set().slice(0, max(1, min(1000, 16_384 // task.seq_len)))
         metrics["subspace"] = subspace_probe(
             scored_hidden(model, probe_batch, device), config.subspace_k
         )
