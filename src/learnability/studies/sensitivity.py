@@ -723,9 +723,8 @@ class SensitivityStudy(Study):
 
         # counts table: how many runs converged (the published plots dropped the others silently)
         rows = []
-        for (task, n), group in F.group_by(
-            records, "config.task.function", "config.task.n"
-        ).items():
+        cells = F.group_by(records, "config.task.function", "config.task.n").items()
+        for (task, n), group in sorted(cells, key=lambda kv: (tasks.index(kv[0][0]), kv[0][1])):
             acc = F.summarise(num(r, "test_acc") for r in group)
             ok = sum(fitted(r) for r in group)
             strict = sum(converged(r) for r in group)
