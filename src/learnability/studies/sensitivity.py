@@ -9,9 +9,10 @@ accuracy ≥ 0.99 — SPEC §2's "MSE < 0.001 / accuracy > 0.99"; the tables cou
 Quick scale shrinks width, batch, steps and n and raises the learning rate (see `PLANS`).
 
 Runs (all through the shared sweep machinery):
-- `sensitivity.train` (`TrainJobConfig`, the standard train job's own config): `run_train` followed by two
-  measurements the standard job does not have, read from the saved `model.pt`:
-  `model_as_real` — the average sensitivity of the real-valued output T in ±1 units,
+- `sensitivity.train` (`TrainJobConfig`, the standard train job's own config): `run_train` followed by
+  measurements the standard job does not have, read from the saved `model.pt`: `sharpness_wide` — the
+  sphere sharpness at the radius of the published Gaussian perturbation, ρ = ε·√P (when "sharpness" is
+  measured); `model_as_real` — the average sensitivity of the real-valued output T in ±1 units,
   Σ_i E_x (T(x) − T(x^{⊕i}))² for 0/1-scale outputs (¼ of that for ±1 targets), exact on all 2^n strings
   (needed for the sharpness bound as(T)/(2n) of seed 000 §5.2), and `final_bit_acc` — for the scratchpad
   task, the accuracy of the last position alone (the full PARITY bit).
@@ -27,6 +28,9 @@ Runs (all through the shared sweep machinery):
   model (same init seed) is trained on the full truth table of the learned function and of `refits` random
   completions (each written to the run directory as a .npy truth table and loaded through the shared
   Boolean task), and the sphere sharpness of every refit is measured.
+
+A sweep's `seed` is the initialisation seed; the data stream (`data_seed`) is fixed per cell. In the
+generalisation sweep the seed picks the random function (`function_seed`).
 
 Units: sharpness values of the train job are on the 0/1 output scale; the bound check converts to ±1 units
 (×4) so both sides of L_ρ(T) ≥ as(T)/(2n) are in the paper's units.
