@@ -712,6 +712,14 @@ class SensitivityStudy(Study):
         claims += self._generalisation(results, out, scale)
         claims += self._length(results, out, scale)
         claims += self._scratchpad(results, out, scale)
+        by = {v: [c.claim for c in claims if c.verdict == v] for v in ("reproduced", "inconclusive",
+                                                                       "not reproduced")}  # fmt: skip
+        out.note(
+            f"At the {scale} scale — reproduced: {'; '.join(by['reproduced']) or 'none'}. "
+            f"Inconclusive (needs the paper scale, or the check has no power here): "
+            f"{'; '.join(by['inconclusive']) or 'none'}. Not reproduced at this scale: "
+            f"{'; '.join(by['not reproduced']) or 'none'}."
+        )
         return claims
 
     # 1. scaling ---------------------------------------------------------------------------------------
