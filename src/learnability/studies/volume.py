@@ -814,7 +814,7 @@ def claim_zero_sensitivity(
         "Every random transformer computed a function with zero-sensitivity strings (K_0 > 0), "
         "versus ≈ 1 − 1/e ≈ 0.63 of uniformly random functions."
     )
-    main = [c for c in cells if c.n != 0]
+    main = cells
     if not main:
         return _empty_claim("Random transformers have K_0 > 0", statement, scale, RANDOM)
     eps_values = sorted({c.eps for c in main})
