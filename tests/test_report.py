@@ -17,6 +17,7 @@ from learnability.report.figures import (
     finish,
     fit_line,
     get,
+    group_by,
     new_figure,
     plot_series,
     series,
@@ -64,11 +65,12 @@ def _record(n, seed, value):
 
 
 def test_series_groups_and_summarises_records():
-    records = [_record(n, s, n * 10 + s) for n in (4, 2) for s in range(3)]
+    records = [_record(n, s, n * 10 + s) for n in (10, 4, 2) for s in range(3)]
     data = series(records, "config.task.n", "metrics.m.v")
     xs, ys = data[None]
-    assert xs == [2, 4]
-    assert [y.mean for y in ys] == [21.0, 41.0]
+    assert xs == [2, 4, 10]
+    assert [y.mean for y in ys] == [21.0, 41.0, 101.0]
+    assert [key for (key,) in group_by(records, "config.task.n")] == [2, 4, 10]
     assert get(records[0], "metrics.m.missing", "d") == "d"
 
 

@@ -129,7 +129,14 @@ def group_by(records: Iterable[Any], *paths: str) -> dict[tuple, list[Any]]:
     groups: dict[tuple, list[Any]] = defaultdict(list)
     for r in records:
         groups[tuple(get(r, p) for p in paths)].append(r)
-    return dict(sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])))
+    return dict(sorted(groups.items(), key=lambda kv: tuple(_sort_key(k) for k in kv[0])))
+
+
+def _sort_key(value: Any) -> tuple[int, float, str]:
+    """Numbers in numeric order (4 before 10), then everything else by its text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
 
 
 def series(
