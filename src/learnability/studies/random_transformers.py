@@ -1005,11 +1005,16 @@ def claim_subspace(
     ]
     pc_med = _median([p for p, _ in decided])
     ratio_med = _median([p / n if n > 0 else math.inf for p, n in decided])
+    on_solved = (
+        f"median top-{k} PC fraction {pc_med:.3f}, PC/neuron ratio {ratio_med:.3g}"
+        if decided
+        else "nothing to measure"
+    )
     measured = (
         f"random models at width {big}, layers ≥ 1: on the tasks they solved (median accuracy ≥ 0.9: "
-        f"{', '.join(sorted(solved)) or 'none'}; {len(decided)} (task, layer, restart) cells) median top-{k} PC "
-        f"fraction {pc_med:.3f}, PC/neuron ratio {ratio_med:.3g}; on all four tasks, solved or not: "
-        f"{pc_all:.3f} and {ratio_all:.3g} (an isotropic representation gives {min(k, big) / big:.3f} for both). "
+        f"{', '.join(sorted(solved)) or 'none'}; {len(decided)} (task, layer, restart) cells) {on_solved}; "
+        f"on all four tasks, solved or not: median top-{k} PC fraction "
+        f"{pc_all:.3f}, PC/neuron ratio {ratio_all:.3g} (an isotropic representation gives {min(k, big) / big:.3f} for both). "
         "Rule: reproduced iff, on the solved tasks, the median PC fraction ≥ 0.5 and the median ratio ≥ 2; "
         "inconclusive when no task was solved."
     )
