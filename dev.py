@@ -32,7 +32,7 @@ def _fingerprint() -> str:
 
 
 def ensure_env() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 -- dev.py itself may be started by an older python3
         sys.exit(f"learnability needs Python >= 3.11; this is {sys.version.split()[0]}")
     if not (BIN / "python").exists():
         print(f"creating virtual environment in {VENV}", flush=True)
