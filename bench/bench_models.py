@@ -20,40 +20,7 @@ from torch import nn
 
 from learnability.device import resolve_device
 from learnability.models import BooleanTransformer, BooleanTransformerConfig
-
-
-class StockModel(nn.Module):
-    """The published model written with torch's encoder: concat embeddings, last-position scalar readout."""
-
-    def __init__(self, d: int, ff: int, layers: int, heads: int, max_len: int) -> None:
-        super().__init__()
-        self.tok = nn.Embedding(2, d // 2)
-        self.pos = nn.Embedding(max_len, d // 2)
-        layer = nn.TransformerEncoderLayer(
-            d, heads, ff, dropout=0.0, activation="relu", batch_first=True
-        )
-        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-        self.out = nn.Linear(d, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t = x.shape
-        h = torch.cat([self.tok(x), self.pos.weight[:t].expand(b, t, -1)], -1)
-        return self.out(self.encoder(h)[:, -1]).squeeze(-1)
-
-
-def copy_weights(stock: StockModel, model: BooleanTransformer) -> None:
-    with torch.no_grad():
-        model.token_embedding.weight.copy_(stock.tok.weight)
-        model.position_embedding.weight.copy_(stock.pos.weight)
-        for ours, theirs in zip(model.layers, stock.encoder.layers):
-            ours.attn.in_proj.weight.copy_(theirs.self_attn.in_proj_weight)
-            ours.attn.in_proj.bias.copy_(theirs.self_attn.in_proj_bias)
-            ours.attn.out_proj.load_state_dict(theirs.self_attn.out_proj.state_dict())
-            ours.mlp.fc.load_state_dict(theirs.linear1.state_dict())
-            ours.mlp.proj.load_state_dict(theirs.linear2.state_dict())
-            ours.ln1.load_state_dict(theirs.norm1.state_dict())
-            ours.ln2.load_state_dict(theirs.norm2.state_dict())
-        model.readout.load_state_dict(stock.out.state_dict())
+from learnability.models.reference import StockEncoderModel, copy_stock_weights
 
 
 def layer_flops(b: int, t_q: int, t: int, d: int, ff: int) -> int:
@@ -107,12 +74,12 @@ def main() -> None:
     d, ff, b, n = args.d, args.d, args.batch, args.n
 
     torch.manual_seed(0)
-    stock = StockModel(d, ff, args.layers, args.heads, max_len=n).to(device)
+    stock = StockEncoderModel(d, ff, args.layers, args.heads, max_len=n).to(device)
     cfg = BooleanTransformerConfig(
         d_model=d, d_ff=ff, n_layers=args.layers, n_heads=args.heads, max_len=n
     )
     ours = BooleanTransformer(cfg).to(device)
-    copy_weights(stock, ours)
+    copy_stock_weights(stock, ours)
     models = {"BooleanTransformer": ours, "nn.TransformerEncoder": stock}
     optimisers = {
         k: torch.optim.AdamW(m.parameters(), lr=3e-4, weight_decay=0.1) for k, m in models.items()

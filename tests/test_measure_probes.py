@@ -15,15 +15,6 @@ from learnability.tasks import build_task
 from learnability.tasks.boolean import BooleanTaskConfig
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # tiny tensors: thread hand-offs cost more than they save on a shared 2-core machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_variance_fractions_subspace_vs_axis():
     g = torch.Generator().manual_seed(0)
     t = torch.randn(500, 1, generator=g)

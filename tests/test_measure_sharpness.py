@@ -12,15 +12,6 @@ from learnability.models import BooleanTransformerConfig, build_model
 from learnability.tasks.base import Batch
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # tiny tensors: thread hand-offs cost more than they save on a shared 2-core machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def setup():
     model = build_model(

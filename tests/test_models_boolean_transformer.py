@@ -16,51 +16,16 @@ from learnability.models import (
     build_model,
     count_parameters,
 )
+from learnability.models.reference import StockEncoderModel, copy_stock_weights
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 
 
-class StockModel(nn.Module):
-    """The published Hahn & Rofin model written with torch's own encoder (concat embeddings, last-position readout)."""
-
-    def __init__(
-        self, d: int = 128, ff: int = 128, layers: int = 2, heads: int = 2, max_len: int = 64
-    ) -> None:
-        super().__init__()
-        self.tok = nn.Embedding(2, d // 2)
-        self.pos = nn.Embedding(max_len, d // 2)
-        layer = nn.TransformerEncoderLayer(
-            d, heads, ff, dropout=0.0, activation="relu", batch_first=True
-        )
-        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
-        self.out = nn.Linear(d, 1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        b, t = x.shape
-        h = torch.cat([self.tok(x), self.pos.weight[:t].expand(b, t, -1)], -1)
-        return self.out(self.encoder(h)[:, -1]).squeeze(-1)
-
-
-def copy_from_stock(stock: StockModel, model: BooleanTransformer) -> None:
-    with torch.no_grad():
-        model.token_embedding.weight.copy_(stock.tok.weight)
-        model.position_embedding.weight.copy_(stock.pos.weight)
-        for ours, theirs in zip(model.layers, stock.encoder.layers):
-            ours.attn.in_proj.weight.copy_(theirs.self_attn.in_proj_weight)
-            ours.attn.in_proj.bias.copy_(theirs.self_attn.in_proj_bias)
-            ours.attn.out_proj.load_state_dict(theirs.self_attn.out_proj.state_dict())
-            ours.mlp.fc.load_state_dict(theirs.linear1.state_dict())
-            ours.mlp.proj.load_state_dict(theirs.linear2.state_dict())
-            ours.ln1.load_state_dict(theirs.norm1.state_dict())
-            ours.ln2.load_state_dict(theirs.norm2.state_dict())
-        model.readout.load_state_dict(stock.out.state_dict())
-
-
 def test_published_config_equals_torch_transformer_encoder():
     torch.manual_seed(0)
-    stock = StockModel()
+    stock = StockEncoderModel()
     model = BooleanTransformer(BooleanTransformerConfig(max_len=64))
-    copy_from_stock(stock, model)
+    copy_stock_weights(stock, model)
     x = torch.randint(0, 2, (64, 20))
     stock.train()  # torch's inference fast path is a different kernel; compare the training-mode maths
     expected = stock(x)

@@ -42,15 +42,6 @@ BASE = {
 }
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # tiny tensors: thread hand-offs cost more than they save on a shared 2-core machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run")

@@ -44,15 +44,6 @@ TINY = dataclasses.replace(
 
 
 @pytest.fixture
-def one_thread():
-    # tiny models: one thread is faster than two fighting over a loaded machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-@pytest.fixture
 def tiny_scale(monkeypatch, tmp_path):
     monkeypatch.setitem(rt.SCALES, "tiny", TINY)
     monkeypatch.setenv("LEARNABILITY_CACHE", str(tmp_path / "cache"))
@@ -73,7 +64,7 @@ def test_sweeps_expand_and_name_the_study(tiny_scale):
     assert "GPU-hours" in rt.STUDY.estimate("paper")
 
 
-def test_study_runs_end_to_end(tiny_scale, tmp_path, one_thread):
+def test_study_runs_end_to_end(tiny_scale, tmp_path):
     from learnability.sweep.runner import run_sweep
     from learnability.sweep.store import Store
 

@@ -14,15 +14,6 @@ from learnability.studies import volume as v
 from learnability.studies.base import VERDICTS, FigureSink, StudyResults
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # tiny models on a shared 2-core machine: one intra-op thread avoids oversubscription (as the runner does)
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _model(**kw):
     from learnability.models import build_model
 

@@ -148,16 +148,7 @@ def test_bad_configs_raise_user_errors():
         build_task(DecimalAddConfig(digits=0))
 
 
-@pytest.fixture
-def one_thread():
-    # a tiny model: one thread is faster than two fighting over a loaded machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def test_tiny_model_learns_tiny_modular_addition(one_thread):
+def test_tiny_model_learns_tiny_modular_addition():
     from learnability.models import GPTConfig, build_model
     from learnability.train import TrainConfig, Trainer
 

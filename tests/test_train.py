@@ -22,16 +22,6 @@ from learnability.train import (
     trainable_names,
 )
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # tiny tensors: thread hand-offs cost more than they save on a shared 2-core machine
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 TINY = BooleanTransformerConfig(n_layers=1, n_heads=1, d_model=16, d_ff=16, max_len=5)
 
 
