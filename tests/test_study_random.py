@@ -62,6 +62,21 @@ def test_sweeps_expand_and_name_the_study(tiny_scale):
     assert {r.config.task.p for r in acc} == {199}
     assert {(r.config.train.steps, r.config.train.batch_size) for r in acc} == {(50_000, 4000)}
     assert "GPU-hours" in rt.STUDY.estimate("paper")
+    assert all(
+        r.config.train.converge_acc is None for r in acc
+    )  # paper: full budgets, no early stop
+
+
+def test_quick_scale_names_its_reduced_sizes():
+    quick = rt.scale_sizes(rt.SCALES["quick"], "quick")
+    assert "p = 29" in quick and "paper: p = 199" in quick
+    paper = rt.scale_sizes(rt.SCALES["paper"], "paper")
+    assert "p = 199" in paper and "10-digit" in paper and "≤ 60 symbols" in paper
+    sweeps = {s.name: s for s in rt.STUDY.sweeps("quick")}
+    runs = sweeps["random/acc-mod_add"].expand()
+    # quick runs stop early only on a perfect test score; the ablation width is one of the accuracy widths
+    assert {r.config.train.converge_acc for r in runs} == {1.0}
+    assert rt.SCALES["quick"].ablation_width in rt.SCALES["quick"].widths
 
 
 def test_study_runs_end_to_end(tiny_scale, tmp_path):
@@ -78,6 +93,9 @@ def test_study_runs_end_to_end(tiny_scale, tmp_path):
     assert len(claims) == 6
     assert all(c.verdict in ("reproduced", "not reproduced", "inconclusive") for c in claims)
     assert all(c.measured and c.paper_statement for c in claims)
+    assert (
+        "p = 7" in claims[0].measured and "p = 7" in claims[3].measured
+    )  # the reduced sizes are named
     names = {f.name for f in out.figures}
     assert names >= {
         "accuracy_vs_width",
