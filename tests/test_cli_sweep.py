@@ -98,6 +98,15 @@ def test_sweep_then_results_in_every_format(tmp_path: Path, capsys):
 
     code, out, _ = run_cli(["results", "--results", results, "--study", "cli"], capsys)
     assert code == 0 and "run_id" in out
+    code, out, _ = run_cli(
+        ["results", "--results", results, "--format", "csv", "--columns", "config.x,metrics.*"],
+        capsys,
+    )
+    header = next(csv.reader(io.StringIO(out)))
+    assert code == 0 and header[0] == "run_id" and "config.x" in header
+    assert all(c in ("run_id", "config.x") or c.startswith("metrics.") for c in header)
+    code, _, err = run_cli(["results", "--results", results, "--columns", "nothing*"], capsys)
+    assert code == 2 and "matches no column" in err
     code, _, err = run_cli(["results", "--results", results, "--study", "clj"], capsys)
     assert code == 2 and "did you mean 'cli'" in err
     code, _, err = run_cli(["results", "--results", tmp_path / "none"], capsys)

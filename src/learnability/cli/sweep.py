@@ -154,6 +154,12 @@ def results_command(
     out: Annotated[
         Path | None, typer.Option(help="write to this file (default: stdout; parquet needs --out)")
     ] = None,
+    columns: Annotated[
+        str | None,
+        typer.Option(
+            help="comma-separated column globs to keep, e.g. 'config.task.*,metrics.acc*'"
+        ),
+    ] = None,
 ) -> None:
     """List stored runs with their config and metrics as flat columns."""
     from learnability.sweep.store import STATUSES, open_existing
@@ -169,10 +175,12 @@ def results_command(
         if sweep is not None and sweep not in store.sweeps():
             check_choice("sweep", sweep, store.sweeps())
         records = store.records(sweep=sweep, study=study, status=status)
-    columns, rows = record_rows(records)
+    all_columns, rows = record_rows(records)
+    if columns:
+        all_columns = _select_columns(all_columns, columns)
     console = _console()
     if format == "table":
-        _print_table(console, columns, rows)
+        _print_table(console, all_columns, rows)
         return
     if format == "json":
         text = json.dumps(
@@ -180,13 +188,13 @@ def results_command(
         )
     elif format == "csv":
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore")
+        writer = csv.DictWriter(buf, fieldnames=all_columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: _cell(row.get(k)) for k in columns})
+            writer.writerow({k: _cell(row.get(k)) for k in all_columns})
         text = buf.getvalue()
     else:
-        _write_parquet(columns, rows, out)
+        _write_parquet(all_columns, rows, out)
         console.print(f"{len(rows)} runs written to {out}")
         return
     if out is None:
@@ -249,6 +257,10 @@ def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]
     keep = ["run_id", "status"] + [c for c in varying if c not in ("run_id", "status")]
     hidden = {"seed"} if "config.seed" in columns else set()  # the same value twice
     keep = [c for c in keep if c not in hidden]
+    # a terminal holds ~10 characters a column: keep config columns first, then metrics
+    fits = max(4, console.width // 11)
+    left_out = keep[fits:]
+    keep = keep[:fits]
     constant = [
         c for c in columns if c not in keep and c not in hidden and rows[0].get(c) is not None
     ]
@@ -263,6 +275,24 @@ def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]
     for row in rows:
         table.add_row(*[_short(row.get(c)) for c in keep])
     console.print(table)
+    if left_out:
+        console.print(
+            f"(+{len(left_out)} more varying columns: {', '.join(left_out[:6])}"
+            f"{', ...' if len(left_out) > 6 else ''}; choose with --columns, or use --format csv)"
+        )
+
+
+def _select_columns(columns: list[str], patterns: str) -> list[str]:
+    """Columns matching any of the comma-separated globs (run_id always kept), in stored order."""
+    import fnmatch
+
+    globs = [p.strip() for p in patterns.split(",") if p.strip()]
+    chosen = [c for c in columns if c == "run_id" or any(fnmatch.fnmatch(c, g) for g in globs)]
+    if len(chosen) <= 1:
+        raise UserError(
+            f"--columns {patterns!r} matches no column; columns look like: {', '.join(columns[:8])}, ..."
+        )
+    return chosen
 
 
 def _short(value: Any) -> str:
