@@ -198,6 +198,16 @@ def _popcount(plane: np.ndarray, scratch: np.ndarray) -> int:
     return int(scratch.sum(dtype=np.int64))
 
 
+def _full_add(a: np.ndarray, b: np.ndarray, c: np.ndarray, scratch: np.ndarray) -> None:
+    """Bit-sliced full adder, in place: the sum a ^ b ^ c goes to `c` (this weight), the carry
+    ab | c(a ^ b) to `a` (next weight); `b` and `scratch` are left as scratch."""
+    np.bitwise_xor(a, b, out=scratch)
+    np.bitwise_and(a, b, out=a)
+    np.bitwise_and(scratch, c, out=b)
+    np.bitwise_or(a, b, out=a)
+    np.bitwise_xor(scratch, c, out=c)
+
+
 def _bit_sliced_counts(words: np.ndarray, n: int) -> tuple[list[np.ndarray], list[int], _Pool]:
     """Add the n flip planes per string with a carry-save (full adder) tree over whole words.
 
@@ -219,12 +229,7 @@ def _bit_sliced_counts(words: np.ndarray, n: int) -> tuple[list[np.ndarray], lis
         if len(col) == 3:
             a, b, c = col
             col.clear()
-            # full adder: sum = a ^ b ^ c stays at this weight, carry = ab | c(a ^ b) moves up one
-            np.bitwise_xor(a, b, out=scratch)
-            np.bitwise_and(a, b, out=a)
-            np.bitwise_and(scratch, c, out=b)
-            np.bitwise_or(a, b, out=a)
-            np.bitwise_xor(scratch, c, out=c)
+            _full_add(a, b, c, scratch)
             pool.put(b)
             col.append(c)
             push(weight + 1, a)
@@ -263,11 +268,7 @@ def _bit_sliced_counts(words: np.ndarray, n: int) -> tuple[list[np.ndarray], lis
             carry = a
         else:
             a, b, c = items
-            np.bitwise_xor(a, b, out=scratch)
-            np.bitwise_and(a, b, out=a)
-            np.bitwise_and(scratch, c, out=b)
-            np.bitwise_or(a, b, out=a)
-            np.bitwise_xor(scratch, c, out=c)
+            _full_add(a, b, c, scratch)
             pool.put(b)
             digits.append(c)
             carry = a
