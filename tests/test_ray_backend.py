@@ -74,3 +74,18 @@ def test_ray_results_equal_local_bit_for_bit(ray_cluster, tmp_path: Path):
     with Store(ray_dir) as store:
         (dead,) = store.records(sweep="ray/crash", status="failed")
         assert dead.config["mode"] == "exit" and "Ray worker died" in dead.error
+
+
+def test_ray_started_on_demand_matches_local(tmp_path: Path):
+    # no address: the executor starts a Ray of its own on loopback for the run, then shuts it down
+    import ray
+
+    sweep = Sweep("ray/on-demand", "testing.probe", base={"size": 8}, grid={"x": [0.5, 1.5]})
+    on_demand = run_sweep(sweep, tmp_path / "ray", backend="ray", workers=2, progress=False)
+    local = run_sweep(sweep, tmp_path / "local", workers=0, progress=False)
+    assert on_demand.ok == local.ok == 2
+    assert not ray.is_initialized()
+    with Store(tmp_path / "ray") as a, Store(tmp_path / "local") as b:
+        assert {r.run_id: r.metrics for r in a.records()} == {
+            r.run_id: r.metrics for r in b.records()
+        }

@@ -298,7 +298,14 @@ class RayExecutor:
                 if address:
                     ray.init(address=address, **kwargs)
                 else:
-                    ray.init(num_cpus=workers or os.cpu_count(), include_dashboard=False, **kwargs)
+                    # a Ray of our own for this run: keep it on loopback, reachable from nowhere else
+                    ray.init(
+                        address="local",  # a new instance, never a `ray start` cluster found on this host
+                        num_cpus=workers or os.cpu_count(),
+                        include_dashboard=False,
+                        _node_ip_address="127.0.0.1",
+                        **kwargs,
+                    )
             except ConnectionError as exc:
                 raise UserError(f"cannot connect to a Ray cluster at {address!r}: {exc}") from None
             self._started_here = True
