@@ -308,6 +308,14 @@ class RayExecutor:
                     )
             except ConnectionError as exc:
                 raise UserError(f"cannot connect to a Ray cluster at {address!r}: {exc}") from None
+            except Exception as exc:
+                if "Authentication" not in type(exc).__name__:
+                    raise
+                raise UserError(
+                    f"the Ray cluster at {address!r} refused this driver's authentication; start the "
+                    "cluster and this command with the same RAY_AUTH_MODE (and RAY_AUTH_TOKEN when it is "
+                    "'token')"
+                ) from None
             self._started_here = True
         cpus = int(ray.cluster_resources().get("CPU", workers or 1))
         # Ray queues tasks beyond its free CPUs itself; with an explicit worker count the number in

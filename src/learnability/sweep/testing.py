@@ -59,6 +59,9 @@ def probe(config: ProbeConfig, ctx: RunContext) -> dict:
     return metrics
 
 
+_AUTH_VARS = ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN")
+
+
 class LocalRayCluster:
     """A throw-away Ray cluster on 127.0.0.1 (`ray start --head` on a free port), for tests/benchmarks.
 
@@ -89,6 +92,12 @@ class LocalRayCluster:
         # short path: Ray's unix socket paths must stay under ~100 characters
         self.temp_dir = tempfile.mkdtemp(prefix=f"lr{port}_", dir="/tmp")
         ray = shutil.which("ray", path=str(Path(sys.executable).parent)) or "ray"
+        # One explicit auth mode for the head and this driver: a head started while ~/.ray/auth_token
+        # exists turns token auth on by itself, while a driver that imported Ray earlier keeps the mode
+        # it read then ('disabled'), and the two cannot talk. The cluster listens on loopback only.
+        self._saved_env = {k: os.environ.get(k) for k in _AUTH_VARS}
+        os.environ["RAY_AUTH_MODE"] = "disabled"
+        os.environ.pop("RAY_AUTH_TOKEN", None)
         env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
         cmd = [
             ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
@@ -118,6 +127,11 @@ class LocalRayCluster:
                 with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
                     os.kill(pid, signal.SIGKILL)
             shutil.rmtree(self.temp_dir, ignore_errors=True)
+        for key, value in getattr(self, "_saved_env", {}).items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _processes_naming(marker: str) -> list[int]:
