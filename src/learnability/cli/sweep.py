@@ -282,6 +282,23 @@ def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]
         )
 
 
+_VERDICT_STYLE = {"reproduced": "green", "not reproduced": "red", "inconclusive": "yellow"}
+
+
+def _print_claims(console: Console, report: Any) -> None:
+    """One line per claim: the verdict in colour, then the claim, then the study's time."""
+    from rich.table import Table
+
+    table = Table(show_header=False, box=None, padding=(0, 1))
+    for c in report.claims:
+        style = _VERDICT_STYLE.get(c.verdict, "")
+        table.add_row(f"[{style}]{c.verdict}[/]", c.claim)
+    console.print(table)
+    console.print(
+        f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s"
+    )
+
+
 def _select_columns(columns: list[str], patterns: str) -> list[str]:
     """Columns matching any of the comma-separated globs (run_id always kept), in stored order."""
     import fnmatch
@@ -491,8 +508,7 @@ def reproduce_command(
                 report = analyse_study(s, store, scale, out, seconds=time.perf_counter() - t0)
                 report.seconds = time.perf_counter() - t0
                 reports.append(report)
-                verdicts = ", ".join(f"{c.verdict}" for c in report.claims)
-                console.print(f"{len(report.claims)} claims: {verdicts}; {report.seconds:.0f} s")
+                _print_claims(console, report)
             except KeyboardInterrupt:
                 raise
             except Exception as exc:  # one broken study must not take the others down
