@@ -84,9 +84,10 @@ def test_decimal_add_answers_and_scored_digits():
         assert 10**9 <= a < 10**10 and 10**9 <= c < 10**10
         assert DecimalAddTask.decode_answer(torch.tensor(row)) == a + c
         n = len(str(a + c))
-        # scored: the first answer digit (predicted at '='), every other answer digit, and the stop token
+        # scored: the first answer digit (predicted at '='), every other answer digit, the stop token and
+        # (as published) the padding after a short sum's stop
         scored = [i + 1 for i, m in enumerate(mask) if m]
-        assert scored == list(range(22, 22 + n + 1))
+        assert scored == list(range(22, min(22 + n + 2, 34)))
         assert row[22 + n] == 30
 
 
@@ -179,11 +180,15 @@ def test_decimal_published_mask_skips_the_first_digit_and_scores_after_the_stop(
     published = DecimalAddTask.published_mask(full)
     first = 2 * 2 + 1  # output position at `=`, predicting the first answer digit
     assert mask[:, first].all() and not published[:, first].any()
-    # the published positions are the full ones without the first digit, plus the pad after a short sum
+    # the trained positions are the published ones plus the first digit; the published ones score the
+    # pad after a short sum's stop
     short = full[:, -1] == DecimalAddTask.PAD  # a 2-digit sum: stop, then one pad
-    extra = published & ~mask
-    assert extra[short, -1].all() and not extra[~short].any()
-    assert ((mask & ~published).sum(1) == 1).all()
+    assert published[short, -1].all() and (full[short, -1] == DecimalAddTask.PAD).all()
+    assert published[~short, -1].all() and (full[~short, -1] == DecimalAddTask.STOP).all()
+    assert torch.equal(
+        mask & ~published, torch.zeros_like(mask).index_fill_(1, torch.tensor([first]), True)
+    )
+    assert not (published & ~mask).any()
 
 
 def test_memorise_published_format_offsets_y():

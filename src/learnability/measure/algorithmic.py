@@ -8,7 +8,7 @@ All functions take teacher-forced predictions `pred` (B, T) (argmax of the logit
   in context at random, 1/m (its mean over the rows, E[1/m], is the copy baseline of the whole set).
 - `decimal_scores`: the published metric (every output position whose *input* is an answer digit or the stop
   token: the first answer digit is never scored, the padding after the stop is), the full metric (every answer
-  digit and the stop: the task's own mask), accuracy per answer digit (least significant first; chance 0.1),
+  digit and the stop), accuracy per answer digit (least significant first; chance 0.1),
   the stop token, and whole-sum exact match (every answer digit and the stop right).
 - `majority_rate`: the share of the most frequent answer at the scored positions (the line a constant
   guess reaches, e.g. "unbalanced" for brackets).
@@ -63,10 +63,11 @@ def decimal_scores(pred: torch.Tensor, batch: Batch, digits: int) -> dict[str, A
     is_digit = (answer >= DecimalAddTask.ANSWER0) & (answer < DecimalAddTask.STOP)
     per_digit = [_rate(hit[:, p][is_digit[:, j]]) for j, p in enumerate(positions.tolist())]
     stop = batch.targets == DecimalAddTask.STOP
-    row_ok = (hit | ~batch.mask).all(1)  # every scored position (all digits and the stop) right
+    answer_or_stop = batch.targets >= DecimalAddTask.ANSWER0  # every answer digit and the stop
+    row_ok = (hit | ~answer_or_stop).all(1)
     return {
         "acc_published": _rate(hit[published]),
-        "acc_full": _rate(hit[batch.mask]),
+        "acc_full": _rate(hit[answer_or_stop]),
         "digit_acc": per_digit,
         "stop_acc": _rate(hit[stop]),
         "exact_match": _rate(row_ok),

@@ -14,8 +14,9 @@ Formats (token ids follow the published code where it fixed them):
   vocab 256. One scored position (the query). Copying a random value in context scores E[1/m] ≈ 0.133.
 - `decimal_add`: a, b with `digits` digits (leading digit non-zero, as published), written least significant digit
   first: digits 0..9 are tokens 0..9, `+` = 10, `=` = 11, answer digits (reversed) are tokens 20..29, stop = 30,
-  padding = 12; length 3·digits + 4, vocab 31. Scored: every answer digit *including the first* (predicted at `=`;
-  the published code never trained or scored it) and the stop token.
+  padding = 12; length 3·digits + 4, vocab 31. Trained and scored (`mask`): every answer digit *including the
+  first* (predicted at `=`; the published code never trained or scored it), the stop token, and, as the published
+  code did, the padding token after the stop when the sum is short (`published_mask` is the published positions).
 - `parens`: the published generator's distribution (about 52% balanced): one third uniform random strings of
   1..2·max_pairs symbols; two thirds a random balanced string of 1..max_pairs pairs, half of those left intact and
   the rest mutated by random swaps and / or flips. `(` = 1, `)` = 2, `?` = 3, padding 0; after `?` the answer is
@@ -410,7 +411,7 @@ class DecimalAddTask(StreamedTask):
         # output position t predicts token t+1: the answer digits and stop sit at start..start+n_sum
         pos = torch.arange(self.full_len - 1).unsqueeze(0)
         mask = (pos >= start - 1) & (pos < (start + n_sum).unsqueeze(1))
-        return full, mask
+        return full, mask | self.published_mask(full)
 
     @classmethod
     def published_mask(cls, full: torch.Tensor) -> torch.Tensor:

@@ -10,6 +10,7 @@ from typing import Any
 from learnability.claims import (
     AllOf,
     Alternative,
+    Band,
     Choice,
     Claim,
     Contrast,
@@ -289,16 +290,14 @@ def _circuit_evidence(results: StudyResults, choices: Mapping[str, Any]) -> Evid
 def _circuit(plan: Plan[RandomParams]) -> Claim:
     labels = {"random": "random student", "full": "fully trained student"}
     y = "relative KL (KL / KL of the mean-distribution guess)"
-    rule = Trend(
-        "random",
-        above(0.0, 0.02),
-        x="log2 target width",
-        y=y,
-        controls=("full",),
-        control_band=above(0.0, 0.01),
-        labels=labels,
-        version=2,
-    )
+
+    def trend(band: Band, version: int = 1) -> Trend:
+        return Trend(
+            "random", band, x="log2 target width", y=y, controls=("full",),
+            control_band=above(0.0, 0.01), labels=labels, version=version,
+        )  # fmt: skip
+
+    rule = trend(above(0.0, 0.02), version=2)
     v1 = AllOf(
         (
             Contrast(
@@ -338,15 +337,7 @@ def _circuit(plan: Plan[RandomParams]) -> Claim:
         alternatives=(
             Alternative(
                 "stricter slope band (> 0.05 per doubling)",
-                rule=Trend(
-                    "random",
-                    above(0.02, 0.05),
-                    x="log2 target width",
-                    y=y,
-                    controls=("full",),
-                    control_band=above(0.0, 0.01),
-                    labels=labels,
-                ),
+                rule=trend(above(0.02, 0.05)),
             ),
         ),
         history=(

@@ -106,6 +106,7 @@ def sweeps(plan: Plan[RandomParams]) -> list[Sweep]:
                     seeds=list(p.ablation_seeds),
                 )
             )
+    seeds = list(p.other_seeds or p.seeds)
     m = p.memorise
     out.append(
         Sweep(
