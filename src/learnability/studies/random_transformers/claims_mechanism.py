@@ -174,8 +174,8 @@ def _subspace(plan: Plan[RandomParams]) -> Claim:
         "trained": "trained random model",
         "init": "same model at initialisation",
         "null": "isotropic null",
-        "trained ratio": "trained PC/neuron ratio",
-        "null ratio": "isotropic PC/neuron ratio",
+        "trained ratio": "trained random model",
+        "null ratio": "isotropic null",
     }
     frac = "top-k PC variance fraction"
     rule = AllOf(

