@@ -11,6 +11,7 @@ from typing import Any
 from learnability.claims import (
     AllOf,
     Choice,
+    Choices,
     Claim,
     Contrast,
     Control,
@@ -60,7 +61,7 @@ def rise(trajectory: list[dict[str, Any]], key: str, reference: str, after: str)
     return log10(a / b) if b > 0 else None
 
 
-def _dynamics(results: Any, choices: dict[str, Any]) -> Evidence:
+def _dynamics(results: Any, choices: Choices) -> Evidence:
     runs = results.of("dynamics")
     if not runs:
         return Evidence(missing="no finished dynamics runs")
@@ -88,7 +89,7 @@ def _gen_unit(r: Any) -> str:
     return f"f{r.config['function_seed']}:m{r.config['train_size']}"
 
 
-def _generalisation(results: Any, choices: dict[str, Any]) -> Evidence:
+def _generalisation(results: Any, choices: Choices) -> Evidence:
     runs = results.of("generalisation")
     if not runs:
         return Evidence(missing="no finished generalisation runs")
@@ -104,7 +105,7 @@ def _generalisation(results: Any, choices: dict[str, Any]) -> Evidence:
     return Evidence(obs, notes=f"{len(kept)}/{len(runs)} runs fit their training strings (≥ 95%)")
 
 
-def _flatness(results: Any, choices: dict[str, Any]) -> Evidence:
+def _flatness(results: Any, choices: Choices) -> Evidence:
     runs = results.of("generalisation")
     if not runs:
         return Evidence(missing="no finished generalisation runs")

@@ -46,19 +46,19 @@ def scaling(results: StudyResults) -> list[Figure | Table]:
     for task in tasks:
         for n in sorted({n_of(r) for r in runs if task_of(r) == task}):
             cell = [r for r in runs if task_of(r) == task and n_of(r) == n]
-            conv = sum(_converged(r) for r in cell)
+            n_conv = sum(_converged(r) for r in cell)
             fits = [
                 num(r.metrics.get("fit_step"))
                 for r in cell
                 if r.metrics.get("fit_step") is not None
             ]
-            lo, hi = stats.wilson(conv, len(cell))
+            lo, hi = stats.wilson(n_conv, len(cell))
             acc = (
                 "—"
                 if task in REAL_VALUED
                 else f"{statistics.fmean(num(r.metrics.get('test_acc')) for r in cell):.3f}"
             )
-            rows.append([LABELS.get(task, task), n, len(cell), f"{conv}/{len(cell)} [{lo:.2f}, {hi:.2f}]",
+            rows.append([LABELS.get(task, task), n, len(cell), f"{n_conv}/{len(cell)} [{lo:.2f}, {hi:.2f}]",
                          f"{len(fits)}/{len(cell)}", f"{statistics.median(fits):.0f}" if fits else "—", acc])  # fmt: skip
     table = Table("Scaling: convergence at the fixed budget and steps to fit",
                   ["task", "n", "runs", "converged at the end (MSE < 0.001) [Wilson 95%]",

@@ -11,6 +11,7 @@ from typing import Any
 from learnability.claims import (
     AllOf,
     Choice,
+    Choices,
     Claim,
     Contrast,
     Control,
@@ -31,14 +32,15 @@ PRE = "2026-11-29"
 
 
 # -- length generalisation ------------------------------------------------------------------------------
-def _length(results: Any, choices: dict[str, Any]) -> Evidence:
+def _length(results: Any, choices: Choices) -> Evidence:
     runs = [r for r in results.of("length")
             if r.config["model"]["positions"] == choices.get("positions", "none")]  # fmt: skip
     if not runs:
         return Evidence(
             missing=f"no finished length runs with positions={choices.get('positions', 'none')}"
         )
-    obs, ins = [], {"parity": [], "majority": []}
+    obs: list[Obs] = []
+    ins: dict[str, list[float]] = {"parity": [], "majority": []}
     for r in runs:
         acc = r.metrics.get("length_acc") or {}
         buckets = sorted(acc, key=lambda b: int(b.split("-")[0]))
@@ -69,7 +71,7 @@ def _length(results: Any, choices: dict[str, Any]) -> Evidence:
 
 
 # -- scratchpad -------------------------------------------------------------------------------------------
-def _scratchpad(results: Any, choices: dict[str, Any]) -> Evidence:
+def _scratchpad(results: Any, choices: Choices) -> Evidence:
     runs = results.of("scratchpad")
     if not runs:
         return Evidence(missing="no finished scratchpad runs")

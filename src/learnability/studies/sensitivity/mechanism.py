@@ -17,6 +17,7 @@ from typing import Any
 from learnability.claims import (
     Alternative,
     Choice,
+    Choices,
     Claim,
     Control,
     Evidence,
@@ -85,7 +86,7 @@ def _growth(
 ) -> Any:
     """Evidence function: one observation per kept run, y = value(record, state, choices) vs n."""
 
-    def evidence(results: Any, choices: dict[str, Any]) -> Evidence:
+    def evidence(results: Any, choices: Choices) -> Evidence:
         runs = [r for s in sweep.split("+") for r in results.of(s)]
         if not runs:
             return Evidence(missing=f"no finished {sweep} runs")
@@ -130,7 +131,7 @@ def _size(r: Any, st: dict[str, Any], c: dict[str, Any]) -> float | None:
     return None if norm is None or blow is None else norm + blow
 
 
-def _frontier(results: Any, choices: dict[str, Any]) -> Evidence:
+def _frontier(results: Any, choices: Choices) -> Evidence:
     sweep = "tradeoff" if choices.get("runs") == "trade-off draws only" else "scaling+tradeoff"
     ev = _growth(sweep, _size)(results, choices)
     if ev.obs and choices.get("frontier") == "lower half per cell":
@@ -145,7 +146,9 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     units = Units("seed", min_per_cell=3, note="the same initial weights at every n and task")
     control = Control("MAJORITY and FIRST, same sweep, budget and filter", group="majority")
     size = "log10(‖θ‖/‖θ₀‖·Blowup)"
-    runs_choice = (Choice("runs", "scaling and trade-off draws", ("trade-off draws only",)),)
+    runs_choice: tuple[Choice, ...] = (
+        Choice("runs", "scaling and trade-off draws", ("trade-off draws only",)),
+    )
     if plan.params.tradeoff_draws < 3:  # fewer draws than the minimum units per cell: no power
         runs_choice = ()
     return [

@@ -12,6 +12,7 @@ from typing import Any
 from learnability.claims import (
     Alternative,
     Choice,
+    Choices,
     Claim,
     Control,
     Evidence,
@@ -62,7 +63,7 @@ def _radius(r: Any, st: dict[str, Any], c: dict[str, Any]) -> tuple[float, str] 
     return math.log10(hit.radius), hit.status
 
 
-def _bound(results: Any, choices: dict[str, Any]) -> Evidence:
+def _bound(results: Any, choices: Choices) -> Evidence:
     runs = results.of("scaling")
     if not runs:
         return Evidence(missing="no finished scaling runs")
@@ -92,7 +93,7 @@ def _bound(results: Any, choices: dict[str, Any]) -> Evidence:
 
 
 # -- Corollary 5 ----------------------------------------------------------------------------------------
-def _corollary(results: Any, choices: dict[str, Any]) -> Evidence:
+def _corollary(results: Any, choices: Choices) -> Evidence:
     form = choices.get("form", "inequality")
     if form in ("pre-engine", "pre-engine+power"):
         return _pre_corollary(results, choices, power=form == "pre-engine+power")
@@ -124,7 +125,7 @@ def _corollary(results: Any, choices: dict[str, Any]) -> Evidence:
         if num(st.get("blowup_paper_sq")) > 0 else None))(results, choices)  # fmt: skip
 
 
-def _pre_corollary(results: Any, choices: dict[str, Any], power: bool) -> Evidence:
+def _pre_corollary(results: Any, choices: Choices, power: bool) -> Evidence:
     """The pre-engine check: constant fitted at the smallest n on PARITY runs, then the share of runs at
     larger n for which log10 C + 2·log10 E[B] ≥ log10 c + log10 as/√(n log n); with `power`, inconclusive
     when the left side scatters by more than 10× the right side's change."""
@@ -151,7 +152,7 @@ def _pre_corollary(results: Any, choices: dict[str, Any], power: bool) -> Eviden
 def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     units = Units("seed", min_per_cell=3, note="the same initial weights at every n and task")
     control = Control("MAJORITY and FIRST, same sweep, budget and filter", group="majority")
-    focus = (
+    focus: tuple[Choice, ...] = (
         Choice(
             "focus", "parity", ("sparse_half",), "sparse parity with k = ⌈n/2⌉ is also in scope"
         ),
