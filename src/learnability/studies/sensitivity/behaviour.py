@@ -35,12 +35,15 @@ PLATEAU = 0.2  # the constant predictor's MSE is 0.25: loss ≥ 0.2 is still the
 
 
 # -- dynamics -------------------------------------------------------------------------------------------
-def rise(trajectory: list[dict[str, Any]], key: str, reference: str, after: str) -> float | None:
-    """log10 of `key` after PARITY is learned over `key` before, aligned at the first probe loss < 0.01.
+def levels(
+    trajectory: list[dict[str, Any]], key: str, reference: str, after: str
+) -> tuple[float, float] | None:
+    """(before, after) means of `key` around the first step with probe loss < 0.01; None when the run
+    never reaches that loss.
 
     reference: "initialisation" (step 0), "plateau" (steps after 0 and before alignment with loss ≥ 0.2,
     else every step before it), "first quarter" (steps up to a quarter of the alignment step);
-    after: "mean from alignment" or "at alignment". None when the run never reaches the loss."""
+    after: "mean from alignment" or "at alignment"."""
     hit = [i for i, row in enumerate(trajectory) if num(row.get("probe_loss")) < ALIGN]
     if not hit:
         return None
@@ -56,37 +59,59 @@ def rise(trajectory: list[dict[str, Any]], key: str, reference: str, after: str)
     later = (
         trajectory[hit[0] :] if after == "mean from alignment" else trajectory[hit[0] : hit[0] + 1]
     )
-    b = statistics.fmean(num(r.get(key)) for r in before)
-    a = statistics.fmean(num(r.get(key)) for r in later)
-    return log10(a / b) if b > 0 else None
+    return statistics.fmean(num(r.get(key)) for r in before), statistics.fmean(
+        num(r.get(key)) for r in later
+    )
+
+
+def rise(trajectory: list[dict[str, Any]], key: str, reference: str, after: str) -> float | None:
+    """log10(after / before) (see `levels`); None when the run never aligns or `before` ≤ 0 (the
+    Gaussian sharpness, a mean loss increase, can be ≤ 0 away from a minimum, e.g. at initialisation)."""
+    got = levels(trajectory, key, reference, after)
+    return log10(got[1] / got[0]) if got is not None and got[0] > 0 else None
 
 
 def _dynamics(results: Any, choices: Choices) -> Evidence:
     runs = results.of("dynamics")
     if not runs:
         return Evidence(missing="no finished dynamics runs")
-    ref, after = (
-        choices.get("reference", "initialisation"),
-        choices.get("after", "mean from alignment"),
-    )
+    ref = choices.get("reference", "initialisation")
+    after = choices.get("after", "mean from alignment")
     sharp = "sharpness_sphere" if choices.get("sharpness") == "sphere" else "sharpness_gauss"
-    obs, unaligned = [], 0
+    obs, aligned, undefined = [], 0, 0
     for r in runs:
-        unit = f"wd{r.config['train']['weight_decay']:g}:seed{r.config['seed']}"
+        unit = f"seed{r.config['seed']}"  # the weight decays of a seed share its initial weights
+        if choices.get("units") == "run":  # the first engine rule: every run its own unit
+            unit = f"wd{r.config['train']['weight_decay']:g}:{unit}"
         traj = r.metrics.get("trajectory") or []
-        s, b = rise(traj, sharp, ref, after), rise(traj, "blowup_paper", ref, after)
-        if s is None or b is None:
-            unaligned += 1
+        s_lv, b_lv = levels(traj, sharp, ref, after), levels(traj, "blowup_paper", ref, after)
+        if s_lv is None or b_lv is None:
             continue
-        obs += [Obs(unit, s, None, "sharpness"), Obs(unit, b, None, "blowup"),
-                Obs(unit, float(s > 0 and b > 0), None, "both")]  # fmt: skip
-    return Evidence(obs, notes=f"{len(runs) - unaligned}/{len(runs)} runs reached probe loss < {ALIGN}; "
-                    f"reference: {ref}; after: {after}")  # fmt: skip
+        aligned += 1
+        s, b = rise(traj, sharp, ref, after), rise(traj, "blowup_paper", ref, after)
+        if s is None:
+            undefined += 1  # no ratio: the sharpness at the reference point is ≤ 0
+        else:
+            obs.append(Obs(unit, s, None, "sharpness"))
+        if b is not None:
+            obs.append(Obs(unit, b, None, "blowup"))
+        both = s_lv[1] > s_lv[0] and b_lv[1] > b_lv[0]
+        obs.append(Obs(unit, float(both), None, "both"))
+    notes = (
+        f"{aligned}/{len(runs)} runs reached probe loss < {ALIGN}; reference: {ref}; after: {after}"
+    )
+    if undefined:
+        notes += (f"; in {undefined} of them the sharpness ({sharp}) at the reference is ≤ 0 (the loss "
+                  "falls under perturbation there), so they have no sharpness ratio and are left out of it")  # fmt: skip
+    return Evidence(obs, notes=notes)
 
 
 # -- generalisation -------------------------------------------------------------------------------------
-def _gen_unit(r: Any) -> str:
-    return f"f{r.config['function_seed']}:m{r.config['train_size']}"
+def _gen_unit(r: Any, choices: Choices) -> str:
+    """The random function: its training sizes share the initial weights and nested training strings
+    (the first engine rule counted each (function, size) run as a unit)."""
+    unit = f"function{r.config['function_seed']}"
+    return f"{unit}:m{r.config['train_size']}" if choices.get("units") == "run" else unit
 
 
 def _generalisation(results: Any, choices: Choices) -> Evidence:
@@ -98,7 +123,7 @@ def _generalisation(results: Any, choices: Choices) -> Evidence:
     ]
     obs = []
     for r in kept:
-        u = _gen_unit(r)
+        u = _gen_unit(r, choices)
         obs += [Obs(u, num(r.metrics.get("learned_as")), None, "learned"),
                 Obs(u, num(r.metrics.get("completion_as_mean")), None, "completions"),
                 Obs(u, float(num(r.metrics.get("learned_as_quantile")) < 0.05), None, "below-5th")]  # fmt: skip
@@ -123,7 +148,7 @@ def _flatness(results: Any, choices: Choices) -> Evidence:
         )
     obs = []
     for r in runs:
-        u, learned = _gen_unit(r), r.metrics.get("refit_learned") or {}
+        u, learned = _gen_unit(r, choices), r.metrics.get("refit_learned") or {}
         comps = [
             c
             for c in r.metrics.get("refit_completions") or []
@@ -146,9 +171,39 @@ def _flatness(results: Any, choices: Choices) -> Evidence:
     )
 
 
+def _rise_rule(version: int, date: str = "2026-11-30") -> AllOf:
+    band = above(0.0, 0.04)  # a rise of at least ×1.1 matters
+    return AllOf(
+        (
+            Mean("sharpness", band, what="log10(after / before)"),
+            Mean("blowup", band, what="log10(after / before)"),
+        ),
+        version=version,
+        date=date,
+    )
+
+
+def _gen_rule(version: int, date: str = "2026-11-30") -> Contrast:
+    return Contrast(
+        "learned",
+        "completions",
+        below(-0.25, 0.0),
+        what="as",
+        labels=GEN_LABELS,
+        version=version,
+        date=date,
+    )
+
+
+def _flat_rule(version: int, date: str = "2026-11-30") -> Contrast:
+    return Contrast(
+        "completions", "learned", above(0.0, 0.05), kind_of="log10_ratio", what="refit sharpness",
+        version=version, date=date,
+    )  # fmt: skip
+
+
 def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     p = plan.params
-    rise_band = above(0.0, 0.04)  # a rise of at least ×1.1 matters
     both = Rate(
         "both",
         above(0.25, 0.5),
@@ -164,14 +219,10 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             paper_statement="During training on PARITY, sharpness and LayerNorm blowup increase as the loss "
             "falls (Fig. 3).",
             evidence=_dynamics,
-            rule=AllOf(
-                (
-                    Mean("sharpness", rise_band, what="log10(after / before)"),
-                    Mean("blowup", rise_band, what="log10(after / before)"),
-                ),
-                version=3,
+            rule=_rise_rule(4),
+            units=Units(
+                "seed", 3, "the weight decays of a seed share its initial weights and data"
             ),
-            units=Units("run (weight decay × seed)", 3),
             control=Control(
                 "the same run before it fits",
                 value="its reference point (initialisation or plateau)",
@@ -186,6 +237,13 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 Choice("sharpness", "gaussian", ("sphere",)),
             ),
             history=(
+                Revision(
+                    _rise_rule(3),
+                    "2026-11-30",
+                    "first engine rule, revised after the first quick run: it counted every run as a unit, but "
+                    "the runs of a seed at its several weight decays share their initial weights, so they are one unit (pseudo-replication)",
+                    {"units": "run"},
+                ),
                 Revision(
                     AllOf((both,), version=1, date=PRE),
                     PRE,
@@ -211,10 +269,10 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             paper_statement="A transformer trained on part of a random function's truth table learns a function "
             "of lower sensitivity than random completions of the same data (Fig. 4).",
             evidence=_generalisation,
-            rule=Contrast(
-                "learned", "completions", below(-0.25, 0.0), what="as", labels=GEN_LABELS, version=2
+            rule=_gen_rule(3),
+            units=Units(
+                "random function", 3, "its training sizes share the weights and nested strings"
             ),
-            units=Units("run (function × training size)", 3),
             control=Control(
                 "random completions of the same training strings, per run", group="completions"
             ),
@@ -222,6 +280,13 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 Choice("filter", "fit", ("all",), "runs that fit ≥ 95% of their training strings"),
             ),
             history=(
+                Revision(
+                    _gen_rule(2),
+                    "2026-11-30",
+                    "first engine rule, revised after the first quick run: it counted every run as a unit, but "
+                    "the runs of a random function at its several training sizes share their initial weights, so they are one unit (pseudo-replication)",
+                    {"units": "run"},
+                ),
                 Revision(
                     Rate(
                         "below-5th",
@@ -244,15 +309,10 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             paper_statement="Refitting a transformer to the function it learned gives a flatter minimum than "
             "refitting it to random completions of the same data (Fig. 4).",
             evidence=_flatness,
-            rule=Contrast(
-                "completions",
-                "learned",
-                above(0.0, 0.05),
-                kind_of="log10_ratio",
-                what="refit sharpness",
-                version=2,
+            rule=_flat_rule(3),
+            units=Units(
+                "random function", 3, "its training sizes share the weights and nested strings"
             ),
-            units=Units("run (function × training size)", 3),
             control=Control("the refitted learned function of the same run", group="learned"),
             choices=(
                 Choice("sharpness", "gaussian", ("sphere",)),
@@ -261,6 +321,13 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 ),
             ),
             history=(
+                Revision(
+                    _flat_rule(2),
+                    "2026-11-30",
+                    "first engine rule, revised after the first quick run: it counted every run as a unit, but "
+                    "the runs of a random function at its several training sizes share their initial weights, so they are one unit (pseudo-replication)",
+                    {"units": "run"},
+                ),
                 Revision(
                     Rate(
                         "flatter-all",
@@ -279,4 +346,4 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     ]
 
 
-__all__ = ["ALIGN", "claims", "rise"]
+__all__ = ["ALIGN", "claims", "levels", "rise"]
