@@ -28,14 +28,14 @@ SLUGS = {"sharpness-grows", "blowup-grows", "norm-grows", "tradeoff-frontier", "
 
 def tiny_plan() -> Plan:
     p = replace(
-        QUICK.params, d_model=16, batch=64, steps=120, lr=3e-3, eval_every=40, seeds=(0, 1),
+        QUICK.params, d_model=16, batch=64, steps=60, lr=3e-3, eval_every=20, seeds=(0, 1),
         tasks=("parity", "first", "mean"), ns=(3, 4, 5), directions=3, radii=(0.25, 1.0, 4.0),
         measure_batch=32, tradeoff_tasks=("parity", "first"), tradeoff_ns=(3, 4, 5), tradeoff_draws=1,
-        dyn_n=3, dyn_wds=(0.0,), dyn_seeds=(0, 1), dyn_steps=120, dyn_every=40, dyn_probe=32,
-        dyn_directions=2, gen_n=5, gen_sizes=(8,), gen_functions=(0, 1), gen_steps=120,
-        gen_refit_steps=120, gen_completions=40, gen_refits=1, len_train=(2, 4),
-        len_buckets=((2, 4), (5, 6)), len_positions=("none", "alibi"), len_steps=80, len_seeds=(0,),
-        pad_ns=(3,), pad_steps=120, pad_seeds=(0, 1), pad_d_model=16, pad_batch=64,
+        dyn_n=3, dyn_wds=(0.0,), dyn_seeds=(0, 1), dyn_steps=60, dyn_every=20, dyn_probe=32,
+        dyn_directions=2, gen_n=5, gen_sizes=(8,), gen_functions=(0, 1), gen_steps=60,
+        gen_refit_steps=60, gen_completions=40, gen_refits=1, len_train=(2, 4),
+        len_buckets=((2, 4), (5, 6)), len_positions=("none", "alibi"), len_steps=40, len_seeds=(0,),
+        pad_ns=(3,), pad_steps=60, pad_seeds=(0, 1), pad_d_model=16, pad_batch=64,
     )  # fmt: skip
     return Plan("tiny", p, deviations={"*": "tiny test scale"})
 
@@ -86,7 +86,7 @@ def test_records_carry_init_fit_and_final_measurements(tiny):
     assert len(runs) == 3 * 3 * 2
     for r in runs:
         m = r.metrics
-        assert m["steps"] == 120  # the fixed budget: no early stop
+        assert m["steps"] == 60  # the fixed budget: no early stop
         for key in ("param_norm", "blowup_paper", "blowup_paper_sq", "log10_C"):
             assert key in m["init"]
         for key in ("sharpness_gauss", "sharpness_sphere", "sharpness_profile", "radii", "log10_C",
@@ -96,7 +96,7 @@ def test_records_carry_init_fit_and_final_measurements(tiny):
         # the corrected C is far below the unscaled one (÷ d_h inside the exponent)
         assert m["log10_C"] < m["log10_C_unscaled"]
         if m["fit_step"] is not None:
-            assert m["at_fit"]["test_loss"] < 1e-3 and m["fit_step"] <= 120
+            assert m["at_fit"]["test_loss"] < 1e-3 and m["fit_step"] <= 60
         if r.config["task"]["function"] == "parity":
             assert m["target_as"] == pytest.approx(r.config["task"]["n"])  # closed form: as = n
     first = [r for r in runs if r.config["task"]["function"] == "first"]
