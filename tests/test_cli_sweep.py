@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 import learnability.studies as studies
+from learnability.claims import Choice, Claim, Evidence, Rate, Units, above, no_control, observe
 from learnability.cli import main
-from learnability.studies.base import ClaimResult, Study
+from learnability.report.panels import Figure, Panel, mean_series
+from learnability.studies.base import Plan, Study
 from learnability.sweep import Sweep
 
 GOOD = "name: cli/demo\njob: testing.probe\nbase: {size: 4}\ngrid:\n  x: [1.0, 2.0]\n  mode: [ok, raise]\nseeds: [0, 1]\n"
@@ -113,49 +115,64 @@ def test_sweep_then_results_in_every_format(tmp_path: Path, capsys):
     assert code == 2 and "no results store" in err
 
 
-class _FakeStudy(Study):
-    name = "fake"
-    title = "A fake study"
-    paper = "Nobody (2026)"
-    protocol_note = "test protocol"
-
-    def sweeps(self, scale: str) -> list[Sweep]:
-        xs = [1.0, 2.0] if scale == "quick" else [1.0, 2.0, 3.0]
-        return [Sweep("fake/probe", "testing.probe", grid={"x": xs}, seeds=[0, 1])]
-
-    def analyse(self, results, out):
-        import matplotlib.pyplot as plt
-
-        records = results.of("fake/probe")
-        fig, ax = plt.subplots()
-        ax.plot([r.config["x"] for r in records], [r.metrics["value"] for r in records], "o")
-        ax.set_xlabel("x")
-        ax.set_ylabel("value")
-        out.add("values", fig, "probe values")
-        return [
-            ClaimResult(
-                "runs finish",
-                "all runs finish",
-                f"{len(records)} ok runs",
-                "reproduced" if records else "inconclusive",
-                results.scale,
-            )
-        ]
+def _fake_sweeps(plan: Plan) -> list[Sweep]:
+    return [
+        Sweep(
+            f"{plan.params['name']}/probe",
+            "testing.probe",
+            grid={"x": plan.params["xs"]},
+            seeds=[0, 1],
+        )
+    ]
 
 
-class _BrokenStudy(_FakeStudy):
-    name = "broken"
+def _finished(results, choices) -> Evidence:
+    records = results.of("probe", status=None)
+    return Evidence(
+        observe(records, lambda r: float(r.status == "ok"), unit="run_id", group="runs")
+    )
 
-    def sweeps(self, scale: str) -> list[Sweep]:
-        return [Sweep("broken/probe", "testing.probe", base={"x": 5.0})]
 
-    def analyse(self, results, out):
-        raise ZeroDivisionError("analysis bug")
+def _fake_claims(plan: Plan) -> list[Claim]:
+    return [
+        Claim(
+            slug="runs-finish", title="runs finish", statement="all runs finish",
+            paper_statement="all runs finish", evidence=_finished,
+            rule=Rate("runs", above(0.3, 0.4), what="finished fraction"),
+            units=Units("run", min_per_cell=2), control=no_control("bookkeeping"),
+            choices=(Choice("status", "ok", ("any",)),),
+        )
+    ]  # fmt: skip
+
+
+def _fake_exhibits(results, plan) -> list:
+    points = [(r.config["x"], r.metrics["value"]) for r in results.of("probe")]
+    return [
+        Figure(
+            "values", "probe values", [Panel("values", "x", "value", series=[mean_series(points)])]
+        )
+    ]
+
+
+def _fake_study(name: str, exhibits=_fake_exhibits) -> Study:
+    plans = {
+        "quick": Plan("quick", {"name": name, "xs": [1.0, 2.0]}),
+        "paper": Plan("paper", {"name": name, "xs": [1.0, 2.0, 3.0]}),
+    }
+    return Study(name, "A fake study" if name == "fake" else "broken", "Nobody (2026)", "test protocol",
+                 plans, _fake_sweeps, _fake_claims, exhibits)  # fmt: skip
+
+
+def _broken_exhibits(results, plan) -> list:
+    raise ZeroDivisionError("analysis bug")
 
 
 @pytest.fixture
 def fake_studies(monkeypatch):
-    for name, study in (("fake", _FakeStudy()), ("broken", _BrokenStudy())):
+    for name, study in (
+        ("fake", _fake_study("fake")),
+        ("broken", _fake_study("broken", _broken_exhibits)),
+    ):
         module = types.ModuleType(f"_test_study_{name}")
         module.STUDY = study
         monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -187,9 +204,10 @@ def test_reproduce_and_report(tmp_path: Path, capsys, fake_studies):
     )
     assert code == 0 and (tmp_path / "rep" / "report.html").is_file()
     claims = json.loads((tmp_path / "rep" / "claims.json").read_text())
-    assert [(c["study"], c["verdict"], c["scale"], c["measured"]) for c in claims] == [
-        ("fake", "reproduced", "quick", "4 ok runs")
+    assert [(c["id"], c["verdict"], c["scale"]) for c in claims] == [
+        ("fake/runs-finish", "reproduced", "quick")
     ]
+    assert claims[0]["measured"].startswith("runs: finished fraction 4/4")
     code, _, err = run_cli(["reproduce", "--study", "nope", "--results", results], capsys)
     assert code == 2 and "unknown study 'nope'" in err
     code, _, err = run_cli(["reproduce", "--scale", "huge", "--results", results], capsys)

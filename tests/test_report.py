@@ -1,107 +1,99 @@
-"""The report: statistics helpers against known values, figures saved as PNG+PDF, the HTML page."""
+"""The report: figures as data rendered to PNG + PDF, series builders, the HTML page and claims files."""
 
 from __future__ import annotations
 
 import json
-import math
-from types import SimpleNamespace
 
-import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from learnability.errors import UserError
-from learnability.report import build_report
-from learnability.report.figures import (
-    finish,
-    fit_line,
-    get,
-    group_by,
-    new_figure,
-    plot_series,
-    series,
-    summarise,
-    wilson_interval,
+from learnability.claims import (
+    Choice,
+    Claim,
+    Evidence,
+    Obs,
+    Rate,
+    Units,
+    above,
+    evaluate,
+    no_control,
 )
-from learnability.studies.base import ClaimResult, FigureSink, StudyReport, Table
+from learnability.report import render
+from learnability.report.html import build_report, headline
+from learnability.report.panels import Figure, Histogram, Matrix, Panel, Series, Table, mean_series
+from learnability.report.study_report import StudyReport
 
 
-def test_summary_matches_t_interval_by_hand():
-    s = summarise([1.0, 2.0, 3.0])
-    # std = 1, t(2) = 4.303, half-width = 4.303 / sqrt(3)
-    assert s.mean == 2.0 and s.n == 3
-    assert s.ci_high - s.mean == pytest.approx(4.303 / math.sqrt(3))
-
-
-def test_summary_drops_non_finite_values():
-    s = summarise([1.0, float("nan"), float("inf"), 3.0])
-    assert s.n == 2 and s.mean == 2.0
-
-
-@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=50))
-def test_interval_contains_the_mean(values):
-    s = summarise(values)
-    assert s.ci_low <= s.mean + 1e-6 and s.mean - 1e-6 <= s.ci_high
-
-
-def test_wilson_interval_known_values():
-    lo, hi = wilson_interval(0, 10)
-    assert lo == 0.0 and hi == pytest.approx(0.2775, abs=1e-3)
-    lo, hi = wilson_interval(50, 100)
-    assert lo == pytest.approx(0.4038, abs=1e-3) and hi == pytest.approx(0.5962, abs=1e-3)
-
-
-@given(st.floats(-5, 5), st.floats(-5, 5))
-def test_fit_line_recovers_an_exact_line(slope, intercept):
-    xs = np.arange(6.0)
-    fit = fit_line(xs, slope * xs + intercept)
-    assert fit.slope == pytest.approx(slope, abs=1e-8)
-    assert fit.intercept == pytest.approx(intercept, abs=1e-8)
-
-
-def _record(n, seed, value):
-    return SimpleNamespace(config={"task": {"n": n}, "seed": seed}, metrics={"m": {"v": value}})
-
-
-def test_series_groups_and_summarises_records():
-    records = [_record(n, s, n * 10 + s) for n in (10, 4, 2) for s in range(3)]
-    data = series(records, "config.task.n", "metrics.m.v")
-    xs, ys = data[None]
-    assert xs == [2, 4, 10]
-    assert [y.mean for y in ys] == [21.0, 41.0, 101.0]
-    assert [key for (key,) in group_by(records, "config.task.n")] == [2, 4, 10]
-    assert get(records[0], "metrics.m.missing", "d") == "d"
+def test_mean_series_summarises_per_x_in_numeric_order():
+    s = mean_series([(10, 1.0), (4, 2.0), (4, 4.0), (2, 5.0)])
+    assert s.x == [2, 4, 10] and s.y == [5.0, 3.0, 1.0]
+    assert s.lo[1] < 3.0 < s.hi[1]  # two values: a t interval
+    r = mean_series([(1, 1.0), (1, 0.0), (1, 1.0)], rate=True)
+    assert 0.0 <= r.lo[0] < r.y[0] < r.hi[0] <= 1.0  # Wilson, clipped to [0, 1]
 
 
 def test_unlabelled_axes_are_refused():
-    _fig, (ax,) = new_figure()
-    with pytest.raises(UserError):
-        finish(ax, "", "y")
+    with pytest.raises(ValueError, match="label"):
+        Panel("t", "", "y")
+
+
+def test_every_panel_kind_renders_to_png_and_pdf(tmp_path):
+    fig = Figure(
+        "demo",
+        "every kind",
+        [
+            Panel("lines", "n (bits)", "value", series=[mean_series([(1, 1.0), (2, 2.0), (2, 2.5)], "a")],
+                  hlines=[(1.5, "chance")], logx=True),
+            Panel("bars", "group", "rate", series=[Series("x", [0], [0.5], [0.4], [0.6], kind="bar")], xticks=[0]),
+            Panel("hist", "k/N", "density", histograms=[Histogram("h", [0.1, 0.2, 0.2, 0.9])]),
+            Panel("heat", "key", "query", matrix=Matrix([[0.0, 1.0], [1.0, 0.0]], "weight")),
+            Panel("empty", "x", "y", note="no converged runs"),
+        ],
+    )  # fmt: skip
+    out = render.save(fig, tmp_path, "study")
+    assert out.png.stat().st_size > 1000 and out.pdf.read_bytes()[:4] == b"%PDF"
+    assert out.png.name == "study_demo.png"
+
+
+def _claim_result():
+    obs = [Obs(u, 1.0, group="ok") for u in range(10)]
+    claim = Claim(
+        slug="runs-finish", title="runs finish", statement="every run finishes",
+        paper_statement="all runs finish", evidence=lambda results, choices: Evidence(obs),
+        rule=Rate("ok", above(0.5, 0.6), what="finished fraction"), units=Units("seed"),
+        control=no_control("a bookkeeping claim"), choices=(Choice("filter", "none", ("strict",)),),
+    )  # fmt: skip
+    return evaluate(claim, None, "demo", "quick")
 
 
 def test_report_embeds_figures_and_writes_claims(tmp_path):
-    sink = FigureSink(tmp_path / "figures", "demo")
-    fig, (ax,) = new_figure()
-    plot_series(ax, series([_record(n, 0, n) for n in (1, 2, 3)], "config.task.n", "metrics.m.v"))
-    finish(ax, "n (bits)", "value")
-    record = sink.add("line", fig, "a line")
-    assert record.png.stat().st_size > 1000 and record.pdf.read_bytes()[:4] == b"%PDF"
-    claim = ClaimResult("c1", "paper says", "measured 1.0 [0.9, 1.1] (n=3)", "reproduced", "quick")
+    fig = render.save(
+        Figure(
+            "line",
+            "a line",
+            [Panel("p", "n (bits)", "v", series=[Series("s", [1, 2], [1.0, 2.0])])],
+        ),
+        tmp_path / "figures",
+        "demo",
+    )
+    claim = _claim_result()
     report = StudyReport(
         study="demo", title="Demo study", paper="Someone 2024", protocol_note="own protocol",
-        scale="quick", claims=[claim], figures=sink.figures,
-        tables=[Table("t", ["a", "b"], [[1, 2]])], notes=["a note"],
-        run_counts={"demo/x": {"ok": 3}}, seconds=1.5,
+        scale="quick", claims=[claim], figures=[fig], tables=[Table("t", ["a", "b"], [[1, 2.0]])],
+        notes=["a note"], run_counts={"demo/x": {"ok": 3}}, seconds=1.5,
     )  # fmt: skip
-    path = build_report([report], tmp_path)
-    page = path.read_text()
-    assert "data:image/png;base64," in page and "Demo study" in page and "reproduced" in page
-    claims = json.loads((tmp_path / "claims.json").read_text())
-    assert claims[0]["claim"] == "c1" and claims[0]["study"] == "demo"
-    assert "| demo | c1 | reproduced |" in (tmp_path / "claims.md").read_text()
+    page = build_report([report], tmp_path).read_text()
+    assert "data:image/png;base64," in page and "Demo study" in page and "finished fraction" in page
+    (row,) = json.loads((tmp_path / "claims.json").read_text())
+    assert (
+        row["id"] == "demo/runs-finish" and row["verdict"] == "reproduced" and row["robust"] is True
+    )
+    assert "demo/runs-finish" in (tmp_path / "claims.md").read_text()
+    assert headline([report])["reproduced"] == {"total": 1, "robust": 1, "fragile": 0}
 
 
-def test_claim_verdict_is_validated():
-    with pytest.raises(UserError):
-        ClaimResult("c", "p", "m", "maybe", "quick")  # type: ignore[arg-type]
+def test_claims_json_is_strict_json_even_with_nan(tmp_path):
+    claim = _claim_result()
+    claim.details["nan"] = float("nan")
+    build_report([StudyReport("demo", "D", "P", "", "quick", [claim])], tmp_path)
+    text = (tmp_path / "claims.json").read_text()
+    assert "NaN" not in text and json.loads(text)[0]["details"]["nan"] is None

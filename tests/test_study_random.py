@@ -11,7 +11,7 @@ import torch
 
 from learnability.models import GPTConfig, build_model
 from learnability.studies import random_transformers as rt
-from learnability.studies.base import FigureSink, StudyResults
+from learnability.studies.legacy import FigureSink, StudyResults
 from learnability.tasks import build_task
 from learnability.tasks.algorithmic import NeedleConfig
 from learnability.train import TrainConfig, Trainer

@@ -15,7 +15,7 @@ import torch
 from learnability.boolean import parity, random_function
 from learnability.errors import UserError
 from learnability.studies import sensitivity as S
-from learnability.studies.base import FigureSink, StudyResults
+from learnability.studies.legacy import FigureSink, StudyResults
 from learnability.sweep.runner import run_sweep
 from learnability.sweep.store import Store
 

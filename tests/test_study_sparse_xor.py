@@ -8,7 +8,7 @@ import types
 import pytest
 
 from learnability.errors import UserError
-from learnability.studies.base import FigureSink, StudyResults
+from learnability.studies.legacy import FigureSink, StudyResults
 from learnability.studies.sparse_xor import (
     STUDY,
     ManyStepsConfig,

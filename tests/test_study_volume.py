@@ -11,7 +11,7 @@ import torch
 
 from learnability.errors import UserError
 from learnability.studies import volume as v
-from learnability.studies.base import VERDICTS, FigureSink, StudyResults
+from learnability.studies.legacy import VERDICTS, FigureSink, StudyResults
 
 
 def _model(**kw):

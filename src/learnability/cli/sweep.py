@@ -282,17 +282,22 @@ def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]
         )
 
 
-_VERDICT_STYLE = {"reproduced": "green", "not reproduced": "red", "inconclusive": "yellow"}
+_VERDICT_STYLE = {
+    "reproduced": "green",
+    "not reproduced": "red",
+    "inconclusive": "yellow",
+    "vacuous": "magenta",
+}
 
 
 def _print_claims(console: Console, report: Any) -> None:
-    """One line per claim: the verdict in colour, then the claim, then the study's time."""
+    """One line per claim: the verdict in colour, robust or fragile, then the claim."""
     from rich.table import Table
 
     table = Table(show_header=False, box=None, padding=(0, 1))
     for c in report.claims:
         style = _VERDICT_STYLE.get(c.verdict, "")
-        table.add_row(f"[{style}]{c.verdict}[/]", c.claim)
+        table.add_row(f"[{style}]{c.verdict}[/]", "robust" if c.robust else "fragile", c.title)
     console.print(table)
     console.print(
         f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s"
@@ -324,79 +329,10 @@ def _short(value: Any) -> str:
 # -- report and reproduce -----------------------------------------------------------------------
 
 
-def _study_run_ids(study: Any, scale: str) -> set[str]:
-    return {spec.run_id for sweep in study.sweeps(scale) for spec in sweep.expand()}
+def _write_report(reports: list, out: Path) -> Path:
+    from learnability.report.html import build_report
 
-
-def _pick_scale(study: Any, store: Any) -> tuple[str, set[str]]:
-    """The scale whose runs the store holds most of (quick first on ties), and those run ids."""
-    stored = {r.run_id for r in store.records(study=study.name)}
-    best: tuple[str, set[str]] | None = None
-    best_hits = -1
-    for scale in _SCALES:
-        ids = _study_run_ids(study, scale)
-        hits = len(ids & stored)
-        if hits > best_hits:
-            best, best_hits = (scale, ids), hits
-    assert best is not None
-    return best
-
-
-def analyse_study(
-    study: Any, store: Any, scale: str | None, out_dir: Path, seconds: float = 0.0
-) -> Any:
-    """Run a study's analysis on its stored records; returns a StudyReport."""
-    from learnability.studies.base import FigureSink, StudyReport, StudyResults
-
-    if scale is None:
-        scale, ids = _pick_scale(study, store)
-    else:
-        ids = _study_run_ids(study, scale)
-    records = store.records(study=study.name, run_ids=ids)
-    results = StudyResults(records, scale)
-    sink = FigureSink(out_dir / "figures", study.name)
-    claims = study.analyse(results, sink)
-    counts = {s.name: results.status_counts(s.name) for s in study.sweeps(scale)}
-    return StudyReport(
-        study=study.name,
-        title=study.title,
-        paper=study.paper,
-        protocol_note=study.protocol_note,
-        scale=scale,
-        claims=claims,
-        figures=sink.figures,
-        tables=sink.tables,
-        notes=sink.notes,
-        run_counts=counts,
-        seconds=seconds,
-    )
-
-
-def _error_report(study: Any, scale: str, message: str, seconds: float) -> Any:
-    from learnability.studies.base import StudyReport
-
-    return StudyReport(
-        study=study.name,
-        title=getattr(study, "title", study.name),
-        paper=getattr(study, "paper", ""),
-        protocol_note=getattr(study, "protocol_note", ""),
-        scale=scale,
-        claims=[],
-        figures=[],
-        tables=[],
-        notes=[message],
-        run_counts={},
-        seconds=seconds,
-    )
-
-
-def _write_report(reports: list, errors: dict[str, str], out: Path) -> Path:
-    from learnability.report import build_report
-
-    try:
-        return build_report(reports, out, errors=errors)
-    except TypeError:  # a build_report without the errors argument: errors are in the notes already
-        return build_report(reports, out)
+    return build_report(reports, out)
 
 
 def _studies(names: list[str] | None) -> list[Any]:
@@ -422,6 +358,7 @@ def report_command(
 ) -> None:
     """Analyse stored runs and write the HTML report with figures (PNG + PDF) and claims."""
     from learnability.studies import available_studies
+    from learnability.studies.pipeline import analyse_study, error_report
     from learnability.sweep.store import open_existing
 
     if scale is not None:
@@ -445,7 +382,7 @@ def report_command(
             except Exception as exc:
                 errors[s.name] = _describe(exc)
                 reports.append(
-                    _error_report(
+                    error_report(
                         s,
                         scale or "quick",
                         f"analysis failed: {errors[s.name]}",
@@ -453,7 +390,7 @@ def report_command(
                     )
                 )
                 console.print(f"[red]{s.name}: analysis failed:[/] {errors[s.name]}")
-    path = _write_report(reports, errors, out)
+    path = _write_report(reports, out)
     console.print(f"report: {path}")
 
 
@@ -480,6 +417,7 @@ def reproduce_command(
     ] = False,
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
+    from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
     from learnability.sweep.runner import run_sweep
     from learnability.sweep.store import Store
 
@@ -494,9 +432,10 @@ def reproduce_command(
             t0 = time.perf_counter()
             console.rule(f"[bold]{s.name}[/] — {s.title}")
             try:
-                console.print(f"cost estimate ({scale}): {s.estimate(scale)}")
+                plan = s.plan(scale) if hasattr(s, "plan") else scale
+                console.print(f"cost estimate ({scale}): {s.estimate(plan)}")
                 summary = run_sweep(
-                    s.sweeps(scale),
+                    sweeps_of(s, plan),
                     store,
                     backend=backend,
                     workers=workers,
@@ -505,7 +444,7 @@ def reproduce_command(
                     retry_failed=retry_failed,
                 )
                 console.print(f"runs: {summary.line()}")
-                report = analyse_study(s, store, scale, out, seconds=time.perf_counter() - t0)
+                report = analyse_study(s, store, plan, out, seconds=time.perf_counter() - t0)
                 report.seconds = time.perf_counter() - t0
                 reports.append(report)
                 _print_claims(console, report)
@@ -514,9 +453,9 @@ def reproduce_command(
             except Exception as exc:  # one broken study must not take the others down
                 errors[s.name] = _describe(exc)
                 seconds = time.perf_counter() - t0
-                reports.append(_error_report(s, scale, f"study failed: {errors[s.name]}", seconds))
+                reports.append(error_report(s, scale, f"study failed: {errors[s.name]}", seconds))
                 console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
-    path = _write_report(reports, errors, out)
+    path = _write_report(reports, out)
     console.print(f"\nreport: {path.resolve()}")
     console.print(f"figures: {(out / 'figures').resolve()}")
     if errors:

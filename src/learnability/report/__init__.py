@@ -1,5 +1,2 @@
-"""Figures, statistics and the HTML report (see `figures` and `html`)."""
-
-from learnability.report.html import build_report
-
-__all__ = ["build_report"]
+"""The report: figures as data (`panels`), their rendering (`render`) and the HTML / Markdown / JSON
+claims report (`html`). Import the submodule you need; this package imports nothing heavy."""

@@ -1,8 +1,10 @@
-"""The self-contained HTML report: one page, figures embedded, a claims table per study.
+"""The self-contained HTML report, `claims.md` and `claims.json`, all rendered from the same
+`ClaimResult` objects so the three cannot disagree.
 
-Beside the page it writes `claims.json` (every claim with its numbers, for scripts) and
-`claims.md` (the same as a Markdown table, for notes and issues). Figures stay beside it as PNG and
-PDF files (written by each study's FigureSink).
+Per claim the page shows: the verdict, the statement and the paper's, what was measured, the control's
+value, the independent units, the rule (its own sentence, id and version), a robustness strip (one
+cell per declared alternative analysis, coloured by its verdict) and the rule's history with the
+verdict every earlier version gives. Headline counts separate robust from fragile verdicts.
 """
 
 from __future__ import annotations
@@ -11,15 +13,16 @@ import base64
 import datetime as _dt
 import html
 import json
+import math
 import platform
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from learnability import __version__
-from learnability.studies.base import StudyReport
+from learnability.claims import VERDICTS, ClaimResult
+from learnability.report.study_report import StudyReport
 
-_VERDICT_CLASS = {"reproduced": "ok", "not reproduced": "bad", "inconclusive": "meh"}
+_CLASS = {"reproduced": "ok", "not reproduced": "bad", "inconclusive": "meh", "vacuous": "vac"}
 
 _CSS = """
 body { font-family: -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif; max-width: 1180px;
@@ -28,8 +31,12 @@ h1 { font-size: 1.7em; margin-bottom: .2em; } h2 { border-bottom: 1px solid #ddd
 table { border-collapse: collapse; width: 100%; margin: .8em 0; font-size: .9em; }
 th, td { border: 1px solid #ddd; padding: .35em .5em; vertical-align: top; text-align: left; }
 th { background: #f5f5f7; }
-td.ok { background: #e3f6e5; font-weight: 600; } td.bad { background: #fbe3e3; font-weight: 600; }
-td.meh { background: #fdf6dc; font-weight: 600; }
+.ok { background: #e3f6e5; } .bad { background: #fbe3e3; } .meh { background: #fdf6dc; } .vac { background: #e8e8ee; }
+td.verdict { font-weight: 600; white-space: nowrap; }
+.claim { border: 1px solid #ddd; border-radius: 4px; margin: 1em 0; padding: .2em .9em .7em; }
+.claim h4 { margin: .5em 0 .3em; } .claim dl { display: grid; grid-template-columns: 9em 1fr; gap: .15em .8em; margin: 0; font-size: .9em; }
+.claim dt { color: #555; } .claim dd { margin: 0; }
+.strip { display: flex; gap: 2px; flex-wrap: wrap; } .strip span { font-size: .75em; padding: .05em .4em; border-radius: 2px; }
 figure { display: inline-block; width: 48%; margin: .5em 0.5%; vertical-align: top; }
 figure img { width: 100%; border: 1px solid #eee; } figcaption { font-size: .85em; color: #444; }
 .note { background: #f5f5f7; border-left: 3px solid #999; padding: .4em .8em; margin: .5em 0; font-size: .9em; }
@@ -42,6 +49,10 @@ def _e(value: Any) -> str:
     return html.escape(str(value))
 
 
+def _verdict(v: str) -> str:
+    return f'<span class="{_CLASS.get(v, "meh")}">{_e(v)}</span>'
+
+
 def _figure_html(png: Path, caption: str, pdf: Path) -> str:
     data = base64.b64encode(Path(png).read_bytes()).decode("ascii")
     return (
@@ -50,35 +61,81 @@ def _figure_html(png: Path, caption: str, pdf: Path) -> str:
     )
 
 
-def _claims_table(report: StudyReport) -> str:
+def _strip(c: ClaimResult) -> str:
+    if not c.robustness:
+        return "<i>no alternatives declared</i>"
+    cells = "".join(
+        f'<span class="{_CLASS.get(r["verdict"], "meh")}" title="{_e(r.get("measured", ""))}">'
+        f"{_e(r['alternative'])}: {_e(r['verdict'])}</span>"
+        for r in c.robustness
+    )
+    label = "robust" if c.robust else "<b>fragile</b>"
+    return f'<div class="strip">{cells}</div><span class="meta">{label}</span>'
+
+
+def _history(c: ClaimResult) -> str:
+    if len(c.history) <= 1:
+        return f"v{c.rule['version']} (unchanged)"
     rows = []
-    for c in report.claims:
-        cls = _VERDICT_CLASS.get(c.verdict, "meh")
-        rows.append(
-            f"<tr><td>{_e(c.claim)}</td><td>{_e(c.paper_statement)}</td><td>{_e(c.measured)}</td>"
-            f'<td>{_e(c.scale)}</td><td class="{cls}">{_e(c.verdict)}</td></tr>'
-        )
-    head = "<tr><th>claim</th><th>paper's statement</th><th>measured</th><th>scale</th><th>verdict</th></tr>"
-    return f"<table>{head}{''.join(rows)}</table>"
+    for h in c.history:
+        why = "" if h["why"] == "current rule" else f" — {_e(h['date'])}: {_e(h['why'])}"
+        rows.append(f"v{h['version']}: {_verdict(h['verdict'])}{why}")
+    return "<br>".join(rows)
+
+
+def _claim_html(c: ClaimResult) -> str:
+    units = (
+        f"{c.units['count']} {_e(c.units['kind'])}(s), ≥ {c.units.get('min_per_cell', 1)} per cell"
+    )
+    if c.units.get("note"):
+        units += f"; {_e(c.units['note'])}"
+    scale = _e(c.scale) + (f" — {_e(c.scale_note)}" if c.scale_note else "")
+    return f"""<div class="claim" id="{_e(c.id)}">
+<h4>{_verdict(c.verdict)} {_e(c.title)} <span class="meta">{_e(c.id)}</span></h4>
+<dl><dt>checked</dt><dd>{_e(c.statement)}</dd>
+<dt>paper</dt><dd>{_e(c.paper_statement)}</dd>
+<dt>measured</dt><dd>{_e(c.measured)}</dd>
+<dt>control</dt><dd>{_e(c.control["name"])}: {_e(c.control["value"])}</dd>
+<dt>units</dt><dd>{units}</dd>
+<dt>rule</dt><dd>{_e(c.rule["text"])} <span class="meta">({_e(c.rule["id"])} v{c.rule["version"]})</span></dd>
+<dt>robustness</dt><dd>{_strip(c)}</dd>
+<dt>history</dt><dd>{_history(c)}</dd>
+<dt>scale</dt><dd>{scale}</dd></dl></div>"""
+
+
+def _summary_table(report: StudyReport) -> str:
+    rows = "".join(
+        f'<tr><td><a href="#{_e(c.id)}">{_e(c.title)}</a></td>'
+        f'<td class="verdict {_CLASS.get(c.verdict, "meh")}">{_e(c.verdict)}</td>'
+        f"<td>{'robust' if c.robust else 'fragile'}</td><td>{_e(c.scale)}</td></tr>"
+        for c in report.claims
+    )
+    return f"<table><tr><th>claim</th><th>verdict</th><th>robustness</th><th>scale</th></tr>{rows}</table>"
 
 
 def _table_html(table: Any) -> str:
     head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in table.rows
+        "<tr>" + "".join(f"<td>{_e(_cell(v))}</td>" for v in row) + "</tr>" for row in table.rows
     )
     caption = f"<p class='meta'>{_e(table.caption)}</p>" if table.caption else ""
     return f"<h3>{_e(table.title)}</h3><table><tr>{head}</tr>{body}</table>{caption}"
 
 
-def _study_html(report: StudyReport, error: str | None) -> str:
+def _cell(v: Any) -> str:
+    if isinstance(v, float):
+        return "n/a" if not math.isfinite(v) else f"{v:.4g}"
+    return str(v)
+
+
+def _study_html(report: StudyReport) -> str:
     parts = [f'<h2 id="{_e(report.study)}">{_e(report.title)}</h2>']
     parts.append(f"<p class='meta'>{_e(report.paper)} · study <code>{_e(report.study)}</code> · "
                  f"scale <b>{_e(report.scale)}</b> · {report.seconds:.0f} s</p>")  # fmt: skip
     if report.protocol_note:
         parts.append(f"<div class='note'>{_e(report.protocol_note)}</div>")
-    if error:
-        parts.append(f"<div class='error'>analysis failed: {_e(error)}</div>")
+    if report.error:
+        parts.append(f"<div class='error'>{_e(report.error)}</div>")
     counts = ", ".join(
         f"{_e(sweep)}: " + " / ".join(f"{n} {_e(status)}" for status, n in sorted(c.items()))
         for sweep, c in report.run_counts.items()
@@ -86,8 +143,9 @@ def _study_html(report: StudyReport, error: str | None) -> str:
     if counts:
         parts.append(f"<p class='meta'>runs — {counts}</p>")
     if report.claims:
-        parts.append("<h3>Claims</h3>" + _claims_table(report))
-    parts.extend(f"<div class='note'>{_e(n)}</div>" for n in report.notes)
+        parts.append("<h3>Claims</h3>" + _summary_table(report))
+        parts.extend(_claim_html(c) for c in report.claims)
+    parts.extend(f"<div class='note'>{_e(n)}</div>" for n in report.notes if n != report.error)
     parts.extend(_table_html(t) for t in report.tables)
     if report.figures:
         parts.append("<h3>Figures</h3>")
@@ -95,40 +153,95 @@ def _study_html(report: StudyReport, error: str | None) -> str:
     return "\n".join(parts)
 
 
-def _claims_markdown(reports: list[StudyReport]) -> str:
-    lines = ["| study | claim | verdict | scale | measured |", "|---|---|---|---|---|"]
+def headline(reports: list[StudyReport]) -> dict[str, dict[str, int]]:
+    """Per verdict: how many claims, how many of them robust and how many fragile."""
+    out: dict[str, dict[str, int]] = {v: {"total": 0, "robust": 0, "fragile": 0} for v in VERDICTS}
     for r in reports:
         for c in r.claims:
-            measured = c.measured.replace("|", "/").replace("\n", " ")
-            lines.append(f"| {r.study} | {c.claim} | {c.verdict} | {c.scale} | {measured} |")
+            bucket = out.setdefault(c.verdict, {"total": 0, "robust": 0, "fragile": 0})
+            bucket["total"] += 1
+            bucket["robust" if c.robust else "fragile"] += 1
+    return out
+
+
+def headline_text(reports: list[StudyReport]) -> str:
+    parts = []
+    for verdict, n in headline(reports).items():
+        if n["total"]:
+            parts.append(f"{n['total']} {verdict} ({n['robust']} robust, {n['fragile']} fragile)")
+    return ", ".join(parts) or "no claims"
+
+
+def claims_markdown(reports: list[StudyReport]) -> str:
+    lines = [
+        f"Claims: {headline_text(reports)}.",
+        "",
+        "| claim | verdict | robust | rule | control | units | measured | scale |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in reports:
+        for c in r.claims:
+            cells = [
+                f"**{c.id}** {c.title}",
+                c.verdict + ("" if len(c.history) <= 1 else " (earlier: " + ", ".join(
+                    f"v{h['version']} {h['verdict']}" for h in c.history[1:]) + ")"),
+                "yes" if c.robust else "no: " + ", ".join(
+                    f"{a['alternative']} → {a['verdict']}" for a in c.robustness if a["verdict"] != c.verdict),
+                f"v{c.rule['version']}: {c.rule['text']}",
+                f"{c.control['name']}: {c.control['value']}",
+                f"{c.units['count']} {c.units['kind']}",
+                c.measured,
+                c.scale + (f" ({c.scale_note})" if c.scale_note else ""),
+            ]  # fmt: skip
+            lines.append("| " + " | ".join(_md(x) for x in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def build_report(
-    reports: list[StudyReport], out_dir: Path, errors: dict[str, str] | None = None
-) -> Path:
+def _md(text: str) -> str:
+    return str(text).replace("|", "/").replace("\n", " ")
+
+
+def claims_json(reports: list[StudyReport]) -> list[dict[str, Any]]:
+    return [c.as_json() for r in reports for c in r.claims]
+
+
+def build_report(reports: list[StudyReport], out_dir: Path) -> Path:
     """Write `report.html`, `claims.json` and `claims.md` into `out_dir`; return the HTML path."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    errors = errors or {}
     now = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    total = {"reproduced": 0, "not reproduced": 0, "inconclusive": 0}
-    for r in reports:
-        for c in r.claims:
-            total[c.verdict] = total.get(c.verdict, 0) + 1
     toc = " · ".join(f'<a href="#{_e(r.study)}">{_e(r.study)}</a>' for r in reports)
-    summary = ", ".join(f"{n} {k}" for k, n in total.items())
-    body = "\n".join(_study_html(r, errors.get(r.study)) for r in reports)
+    body = "\n".join(_study_html(r) for r in reports)
     page = f"""<!doctype html><html><head><meta charset="utf-8">
 <title>learnability report</title><style>{_CSS}</style></head><body>
 <h1>learnability — reproduction report</h1>
 <p class="meta">learnability {__version__} · Python {platform.python_version()} · {_e(platform.machine())} · {now}</p>
-<p>{toc}</p><p><b>Claims:</b> {_e(summary)}.</p>
+<p>{toc}</p><p><b>Claims:</b> {_e(headline_text(reports))}. A verdict is <i>robust</i> when every
+declared alternative analysis gives the same verdict; <i>vacuous</i> means the check's parameters alone
+decide it.</p>
 {body}
 </body></html>"""
     path = out_dir / "report.html"
     path.write_text(page, encoding="utf-8")
-    claims = [{"study": r.study, "scale": r.scale, **asdict(c)} for r in reports for c in r.claims]
-    (out_dir / "claims.json").write_text(json.dumps(claims, indent=2, default=str))
-    (out_dir / "claims.md").write_text(_claims_markdown(reports))
+    (out_dir / "claims.json").write_text(
+        json.dumps(_clean(claims_json(reports)), indent=2, default=str, allow_nan=False),
+        encoding="utf-8",
+    )
+    (out_dir / "claims.md").write_text(claims_markdown(reports), encoding="utf-8")
     return path
+
+
+def _clean(value: Any) -> Any:
+    """JSON-safe copy: non-finite floats become null (strict JSON has no NaN), arrays become lists."""
+    if isinstance(value, dict):
+        return {str(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    if hasattr(value, "tolist"):
+        return _clean(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+__all__ = ["build_report", "claims_json", "claims_markdown", "headline", "headline_text"]

@@ -1,11 +1,13 @@
-"""The paper studies, by name. Each module defines one `Study` subclass and registers it here."""
+"""The paper studies, by name. Each module (or package) defines `STUDY`, a declarative `Study`."""
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from learnability.errors import check_choice
-from learnability.studies.base import ClaimResult, FigureSink, Study, StudyResults
+from learnability.studies.base import Plan, Study, StudyResults
+from learnability.studies.legacy import LegacyStudy
 
 # name -> module defining `STUDY`; order is the report's order.
 _MODULES = {
@@ -30,9 +32,9 @@ def available_studies() -> list[str]:
     return names
 
 
-def get_study(name: str) -> Study:
+def get_study(name: str) -> Study[Any] | LegacyStudy:
     check_choice("study", name, available_studies())
     return importlib.import_module(_MODULES[name]).STUDY
 
 
-__all__ = ["ClaimResult", "FigureSink", "Study", "StudyResults", "available_studies", "get_study"]
+__all__ = ["LegacyStudy", "Plan", "Study", "StudyResults", "available_studies", "get_study"]

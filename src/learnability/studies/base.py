@@ -1,103 +1,70 @@
-"""What a study is: a declaration of sweeps to run, and an analysis that turns their records into
-figures and claim verdicts. Studies never carry their own training loop, data path or plotting code."""
+"""What a study is: a declaration. Per scale a typed `Plan`; from a plan, the sweeps to run, the claims
+to judge and the exhibits (figures, tables, notes) to show. Nothing else: training, measuring,
+statistics, verdicts and drawing are shared machinery (jobs, `claims`, `stats`, `report`).
+
+    STUDY = Study(
+        name="sparse_xor", title=..., paper=..., protocol_note=...,
+        plans={"quick": Plan("quick", SparseXorParams(...), deviations={...}),
+               "paper": Plan("paper", SparseXorParams(...))},
+        sweeps=sweeps,        # (plan) -> list[Sweep]
+        claims=claims,        # (plan) -> list[Claim]
+        exhibits=exhibits,    # (results, plan) -> list[Figure | Table | str]
+    )
+
+Tests pass a tiny `Plan` straight to `sweeps`/`analyse` instead of patching module globals.
+"""
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from learnability.errors import check_choice
 
 if TYPE_CHECKING:
-    import matplotlib.figure
-
+    from learnability.claims import Claim
+    from learnability.report.panels import Figure, Table
     from learnability.sweep.spec import Sweep
     from learnability.sweep.store import RunRecord
 
-Scale = Literal["quick", "paper"]
 SCALES: tuple[str, ...] = ("quick", "paper")
-Verdict = Literal["reproduced", "not reproduced", "inconclusive"]
-VERDICTS: tuple[str, ...] = ("reproduced", "not reproduced", "inconclusive")
+P = TypeVar("P")
 
 
-@dataclass
-class ClaimResult:
-    """One row of a study's claims table."""
+@dataclass(frozen=True)
+class Plan(Generic[P]):
+    """Everything a scale fixes. `params` is the study's own typed dataclass; `deviations` says, per
+    claim slug ("*" for all), what this scale changes relative to the published protocol."""
 
-    claim: str  # short name, e.g. "PARITY sharpness grows with n"
-    paper_statement: str  # what the paper says
-    measured: str  # what was measured: numbers, seeds, confidence intervals
-    verdict: Verdict
-    scale: str  # the scale it was checked at ("quick" / "paper")
-    details: dict[str, Any] = field(
-        default_factory=dict
-    )  # machine-readable numbers behind `measured`
+    scale: str
+    params: P
+    deviations: Mapping[str, str] = field(default_factory=dict)
+    cost: str = ""  # a cost estimate printed before the run (e.g. "about 41 GPU-hours")
 
-    def __post_init__(self) -> None:
-        check_choice("verdict", self.verdict, VERDICTS)
-
-
-@dataclass
-class FigureRecord:
-    name: str
-    caption: str
-    png: Path
-    pdf: Path
-
-
-@dataclass
-class Table:
-    """A small table for the report (e.g. an accuracy table, greedy text samples)."""
-
-    title: str
-    columns: list[str]
-    rows: list[list[Any]]
-    caption: str = ""
-
-
-class FigureSink:
-    """Where a study's analysis puts its figures: each is saved as PNG and PDF under `out_dir`."""
-
-    def __init__(self, out_dir: Path, prefix: str) -> None:
-        self.out_dir = Path(out_dir)
-        self.prefix = prefix
-        self.figures: list[FigureRecord] = []
-        self.tables: list[Table] = []
-        self.notes: list[str] = []
-
-    def add(self, name: str, figure: matplotlib.figure.Figure, caption: str) -> FigureRecord:
-        import matplotlib.pyplot as plt
-
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        stem = f"{self.prefix}_{name}"
-        png, pdf = self.out_dir / f"{stem}.png", self.out_dir / f"{stem}.pdf"
-        figure.savefig(png, dpi=130, bbox_inches="tight")
-        figure.savefig(pdf, bbox_inches="tight")
-        plt.close(figure)
-        record = FigureRecord(name=name, caption=caption, png=png, pdf=pdf)
-        self.figures.append(record)
-        return record
-
-    def table(self, table: Table) -> None:
-        self.tables.append(table)
-
-    def note(self, text: str) -> None:
-        self.notes.append(text)
+    def note_for(self, slug: str) -> str:
+        parts = [self.deviations.get("*", ""), self.deviations.get(slug, "")]
+        return " ".join(p for p in parts if p)
 
 
 class StudyResults:
-    """The finished records of a study's sweeps, grouped by sweep name."""
+    """A study's finished records, by sweep, and the plan they were run under."""
 
-    def __init__(self, records: list[RunRecord], scale: str) -> None:
-        self.scale = scale
+    def __init__(self, records: list[RunRecord], plan: Plan[Any] | str, study: str = "") -> None:
         self.records = records
+        self.plan = plan if isinstance(plan, Plan) else None
+        self.scale = plan.scale if isinstance(plan, Plan) else str(plan)
+        self.study = study
 
-    def of(self, sweep: str, status: str | None = "ok") -> list[RunRecord]:
-        """Records of one sweep (by its full name), optionally only those with the given status."""
+    def _full(self, sweep: str) -> str:
+        return sweep if "/" in sweep or not self.study else f"{self.study}/{sweep}"
+
+    def of(self, sweep: str, status: str | tuple[str, ...] | None = "ok") -> list[RunRecord]:
+        """Records of one sweep (its full name or, with a study set, the part after 'study/')."""
+        name = self._full(sweep)
+        wanted = (status,) if isinstance(status, str) else status
         return [
-            r for r in self.records if r.sweep == sweep and (status is None or r.status == status)
+            r for r in self.records if r.sweep == name and (wanted is None or r.status in wanted)
         ]
 
     def status_counts(self, sweep: str) -> dict[str, int]:
@@ -107,38 +74,26 @@ class StudyResults:
         return counts
 
 
-@dataclass
-class StudyReport:
-    study: str
-    title: str
-    paper: str
-    protocol_note: str
-    scale: str
-    claims: list[ClaimResult]
-    figures: list[FigureRecord]
-    tables: list[Table]
-    notes: list[str]
-    run_counts: dict[str, dict[str, int]]
-    seconds: float = 0.0
-
-
-class Study(ABC):
-    """A paper reproduction, declared: what to run (`sweeps`) and what it shows (`analyse`)."""
-
+@dataclass(frozen=True)
+class Study(Generic[P]):
     name: str
     title: str
     paper: str
-    protocol_note: str = ""
+    protocol_note: str
+    plans: Mapping[str, Plan[P]]
+    sweeps: Callable[[Plan[P]], list[Sweep]]
+    claims: Callable[[Plan[P]], list[Claim]]
+    exhibits: Callable[[StudyResults, Plan[P]], list[Figure | Table | str]] = field(
+        default=lambda results, plan: []
+    )
 
-    @abstractmethod
-    def sweeps(self, scale: str) -> list[Sweep]:
-        """The sweeps to run at `scale` ("quick" or "paper"). Sweep names start with f"{self.name}/"."""
+    def plan(self, scale: str) -> Plan[P]:
+        check_choice("scale", scale, list(self.plans))
+        return self.plans[scale]
 
-    @abstractmethod
-    def analyse(self, results: StudyResults, out: FigureSink) -> list[ClaimResult]:
-        """Draw the figures into `out` and return one ClaimResult per claim."""
+    def estimate(self, plan: Plan[P]) -> str:
+        n = sum(len(s.expand()) for s in self.sweeps(plan))
+        return f"{n} runs" + (f"; {plan.cost}" if plan.cost else "")
 
-    def estimate(self, scale: str) -> str:
-        """A human-readable cost estimate printed before a run (override for expensive scales)."""
-        n = sum(len(s.expand()) for s in self.sweeps(scale))
-        return f"{n} runs"
+
+__all__ = ["SCALES", "Plan", "Study", "StudyResults"]

@@ -44,7 +44,8 @@ import torch
 
 from learnability.errors import check_choice
 from learnability.models import GPTConfig, LSTMConfig, build_model
-from learnability.studies.base import ClaimResult, FigureSink, Study, StudyResults, Table
+from learnability.studies.legacy import ClaimResult, FigureSink, StudyResults, Table
+from learnability.studies.legacy import LegacyStudy as Study
 from learnability.sweep.jobs import RunContext, register_job
 from learnability.tasks import build_task
 from learnability.tasks.algorithmic import (

@@ -52,7 +52,8 @@ from learnability.errors import UserError, check_choice
 from learnability.models import BooleanTransformerConfig
 from learnability.report import figures as F
 from learnability.runs import TrainJobConfig, run_train
-from learnability.studies.base import ClaimResult, FigureSink, Study, StudyResults, Table
+from learnability.studies.legacy import ClaimResult, FigureSink, StudyResults, Table
+from learnability.studies.legacy import LegacyStudy as Study
 from learnability.sweep.jobs import RunContext, register_job
 from learnability.sweep.spec import Sweep
 from learnability.train import TrainConfig

@@ -50,7 +50,8 @@ from learnability.models.two_head import (
     worst_case_error,
 )
 from learnability.report import figures as fg
-from learnability.studies.base import ClaimResult, FigureSink, Study, StudyResults, Table
+from learnability.studies.legacy import ClaimResult, FigureSink, StudyResults, Table
+from learnability.studies.legacy import LegacyStudy as Study
 from learnability.sweep.jobs import RunContext, register_job
 from learnability.sweep.spec import Sweep
 

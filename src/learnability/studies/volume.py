@@ -41,7 +41,8 @@ import torch
 from torch import Tensor
 
 from learnability.errors import UserError, check_choice
-from learnability.studies.base import ClaimResult, FigureSink, Study, StudyResults, Table
+from learnability.studies.legacy import ClaimResult, FigureSink, StudyResults, Table
+from learnability.studies.legacy import LegacyStudy as Study
 from learnability.sweep.jobs import RunContext, register_job
 
 INIT_SCHEMES = ("uniform", "gaussian", "xavier_uniform", "xavier_normal")

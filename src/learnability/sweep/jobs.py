@@ -3,9 +3,8 @@
     @register_job("train", TrainJobConfig)
     def train(config: TrainJobConfig, ctx: RunContext) -> dict: ...
 
-`get_job(name)` finds a job; on a miss it first imports the modules that register the standard jobs
-(`learnability.runs` and every study module), so a worker process that only knows a job's name can run
-it. A job defined elsewhere (a user's module) is found through its module name, which the runner
+`get_job(name)` finds a job; on a miss it asks the job package (`learnability.jobs`, by name) to import
+the module registering it, so a worker process that only knows a job's name can run it. A job defined elsewhere (a user's module) is found through its module name, which the runner
 carries with each run and imports in the worker before the lookup.
 
 A job returns a JSON-serialisable metrics dict. If it contains `"status": "diverged"` the run is
@@ -48,48 +47,21 @@ def register_job(name: str, config_cls: type) -> Callable[[Callable], Callable]:
     return decorate
 
 
-def _standard_modules() -> dict[str, str]:
-    """Job-name prefix -> module registering such jobs ("volume.x" -> learnability.studies.volume)."""
-    modules = {"train": "learnability.runs", "testing": "learnability.sweep.testing"}
-    try:
-        from learnability.studies import _MODULES
-
-        modules.update(_MODULES)
-    except ImportError:
-        pass
-    return modules
-
-
-_import_errors: dict[str, str] = {}  # module -> why it could not be imported
-_tried: set[str] = set()
-
-
-def _try_import(module: str) -> None:
-    if module in _tried:
-        return
-    _tried.add(module)
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:  # present but broken; absent (not written yet) is fine
-            _import_errors[module] = f"{type(exc).__name__}: {exc}"
-    except Exception as exc:  # one broken study module must not hide every other job
-        _import_errors[module] = f"{type(exc).__name__}: {exc}"
+JOB_PACKAGE = "learnability.jobs"  # asked, by name, for modules registering the standard jobs
 
 
 def _load_standard_jobs(name: str | None = None) -> None:
-    """Import the modules that register standard jobs; the one named by `name`'s prefix first."""
-    modules = _standard_modules()
+    """Have the job package import the module for `name`'s prefix (or every module)."""
+    package = importlib.import_module(JOB_PACKAGE)
     if name is not None:
-        prefix = name.split(".", 1)[0]
-        if prefix in modules:
-            _try_import(modules[prefix])
-            if name in _JOBS:
-                return
-    for module in modules.values():
-        _try_import(module)
-        if name is not None and name in _JOBS:
+        package.load(name.split(".", 1)[0])
+        if name in _JOBS:
             return
+    package.load_all()
+
+
+def _import_errors() -> dict[str, str]:
+    return dict(getattr(importlib.import_module(JOB_PACKAGE), "import_errors", {}))
 
 
 def import_job_module(module: str) -> None:
@@ -112,7 +84,7 @@ def get_job(name: str) -> Job:
     if job is None:
         _load_standard_jobs()
         names = sorted(_JOBS)
-        broken = "".join(f"; {m} failed to import ({e})" for m, e in _import_errors.items())
+        broken = "".join(f"; {m} failed to import ({e})" for m, e in _import_errors().items())
         raise UserError(
             f"unknown job {name!r}{did_you_mean(name, names)}; known jobs: {', '.join(names) or '(none)'}"
             f"{broken}"

@@ -1,0 +1,141 @@
+"""Figures as data: a `Figure` is panels of series, histograms, heatmaps and reference lines.
+
+Studies and claims describe what to draw with these dataclasses and never touch matplotlib; the
+report renders them (`learnability.report.render`). Every panel names both axes (with units where
+there are units). Builders at the bottom turn observations into the usual shapes (mean and 95%
+interval per x, one series per group).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from learnability.stats import mean_ci, proportion
+
+SeriesKind = Literal["line", "points", "dashed", "step", "bar"]
+
+
+@dataclass
+class Series:
+    """A named curve: y against x, with an optional 95% band (lo, hi) drawn shaded or as error bars."""
+
+    label: str | None
+    x: list[Any]
+    y: list[float]
+    lo: list[float] | None = None
+    hi: list[float] | None = None
+    kind: SeriesKind = "line"
+    color: str | None = None
+
+
+@dataclass
+class Histogram:
+    label: str | None
+    values: list[float]
+    bins: int | list[float] = 20
+    density: bool = True
+
+
+@dataclass
+class Matrix:
+    """A heatmap; rows are the y axis."""
+
+    values: list[list[float]]
+    colorbar: str = ""
+    xticklabels: list[str] | None = None
+    yticklabels: list[str] | None = None
+
+
+@dataclass
+class Panel:
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series] = field(default_factory=list)
+    histograms: list[Histogram] = field(default_factory=list)
+    matrix: Matrix | None = None
+    hlines: list[tuple[float, str]] = field(default_factory=list)  # (y, label): chance, nulls
+    vlines: list[tuple[float, str]] = field(default_factory=list)
+    logx: bool = False
+    logy: bool = False
+    ylim: tuple[float, float] | None = None
+    xticks: list[float] | None = None
+    note: str = ""  # drawn in the panel, e.g. "no converged runs"
+
+    def __post_init__(self) -> None:
+        if not self.xlabel or not self.ylabel:
+            raise ValueError(f"panel {self.title!r}: every axis needs a label")
+
+
+@dataclass
+class Figure:
+    name: str
+    caption: str
+    panels: list[Panel]
+    ncols: int | None = None  # default: all panels in one row (up to 3 a row)
+
+
+@dataclass
+class Table:
+    """A small table for the report (a count table, greedy text samples)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+    caption: str = ""
+
+
+# -- builders ----------------------------------------------------------------------------------------------
+def mean_series(
+    points: Iterable[tuple[Any, float]],
+    label: str | None = None,
+    kind: SeriesKind = "line",
+    color: str | None = None,
+    rate: bool = False,
+) -> Series:
+    """Mean and 95% interval of y at each x from (x, y) pairs; `rate` uses Wilson intervals for 0/1 y."""
+    by_x: dict[Any, list[float]] = defaultdict(list)
+    for x, y in points:
+        if y is not None:
+            by_x[x].append(float(y))
+    xs = sorted(by_x, key=_order)
+    mean, lo, hi = [], [], []
+    for x in xs:
+        values = by_x[x]
+        if rate and all(v in (0.0, 1.0) for v in values):
+            e = proportion(sum(values), len(values))
+        else:
+            e = mean_ci(values)
+        mean.append(e.value)
+        lo.append(e.lo)
+        hi.append(e.hi)
+    return Series(label, xs, mean, lo, hi, kind=kind, color=color)
+
+
+def grouped_series(
+    points: Iterable[tuple[str, Any, float]],
+    order: Sequence[str] | None = None,
+    labels: dict[str, str] | None = None,
+    rate: bool = False,
+) -> list[Series]:
+    """One `mean_series` per group from (group, x, y) triples, in `order` (else sorted)."""
+    by_group: dict[str, list[tuple[Any, float]]] = defaultdict(list)
+    for g, x, y in points:
+        by_group[g].append((x, y))
+    names = [g for g in (order or sorted(by_group)) if g in by_group]
+    labels = labels or {}
+    return [mean_series(by_group[g], labels.get(g, g), rate=rate) for g in names]
+
+
+def _order(value: Any) -> tuple[int, float, str]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, float(value), "")
+    return (1, 0.0, str(value))
+
+
+__all__ = [
+    "Figure", "Histogram", "Matrix", "Panel", "Series", "Table", "grouped_series", "mean_series",
+]  # fmt: skip
