@@ -32,6 +32,7 @@ import yaml
 from learnability.errors import UserError, did_you_mean
 
 __all__ = [
+    "HASH_OMIT_DEFAULT",
     "apply_overrides",
     "config_hash",
     "from_dict",
@@ -412,9 +413,34 @@ def canonical_json(data: Any) -> str:
     return json.dumps(to_dict(data), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
+# Field metadata marking a setting added after runs were stored: at its default it is left out of the
+# run id, so adding it does not change the id (and orphan the results) of any run stored before.
+HASH_OMIT_DEFAULT = {"hash": "omit_default"}
+
+
+def _hashed(obj: Any) -> Any:
+    """`to_dict(obj)` without the HASH_OMIT_DEFAULT fields that hold their default."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        out = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.metadata.get("hash") == "omit_default" and value == _field_default(f):
+                continue
+            out[f.name] = _hashed(value)
+        return out
+    if isinstance(obj, (list, tuple)):
+        return [_hashed(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _hashed(v) for k, v in obj.items()}
+    return to_dict(obj)
+
+
 def config_hash(job: str, config: Any) -> str:
-    """Stable id of a run: sha256 of the sorted JSON of job + resolved config, 16 hex digits."""
-    text = canonical_json({"job": job, "config": to_dict(config)})
+    """Stable id of a run: sha256 of the sorted JSON of job + resolved config, 16 hex digits.
+
+    Pass the config dataclass (not its `to_dict` form) so fields marked HASH_OMIT_DEFAULT are
+    recognised."""
+    text = canonical_json({"job": job, "config": _hashed(config)})
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

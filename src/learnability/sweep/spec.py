@@ -151,7 +151,7 @@ class Sweep:
                     except UserError as exc:
                         raise UserError(f"sweep {self.name!r}: {exc}") from None
                     config_dict = to_dict(config)
-                    run_id = config_hash(self.job, config_dict)
+                    run_id = config_hash(self.job, config)
                     if run_id in seen:
                         continue
                     seen.add(run_id)
