@@ -39,6 +39,7 @@ from learnability.errors import UserError
 __all__ = [
     "MODEL_KIND",
     "TRAINER_KIND",
+    "check_resume_source",
     "load_model",
     "load_trainer_checkpoint",
     "parameter_names",
@@ -46,6 +47,7 @@ __all__ = [
     "plain",
     "read_checkpoint",
     "read_model_checkpoint",
+    "read_trainer_checkpoint",
     "save_model",
     "save_trainer_checkpoint",
     "state_dict_problem",
@@ -295,17 +297,11 @@ def _trajectory(config: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in config.items() if k not in _RESUME_FREE}
 
 
-def load_trainer_checkpoint(
-    path: str | Path,
-    model: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    generator: torch.Generator,
-    train_config: Any,
-) -> tuple[int, dict[str, Any]]:
-    """Restore model, optimiser and data generator from a trainer checkpoint; returns (step, state).
-
-    The checkpoint must come from a run with the same model and the same training settings (those that
-    change the trajectory); anything else is a UserError and nothing is changed."""
+def read_trainer_checkpoint(
+    path: str | Path, train_config: Any, shapes: Mapping[str, tuple[int, ...]]
+) -> dict[str, Any]:
+    """The payload of a trainer checkpoint, checked against the run that would resume from it: the
+    model's tensor `shapes` and the training settings that change the trajectory. UserError else."""
     from dataclasses import asdict
 
     path = Path(path)
@@ -320,15 +316,15 @@ def load_trainer_checkpoint(
     if missing:
         raise UserError(f"trainer checkpoint {_name(path)} lacks {', '.join(map(repr, missing))}")
     state_dict = _tensors(payload["model"], path, "model")
-    # the live model's own tensors are the reference: a trainer may train any nn.Module
-    own = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    own = dict(shapes)
     theirs = {k: tuple(v.shape) for k, v in state_dict.items()}
     if own != theirs:
         diff = sorted(k for k in own.keys() | theirs.keys() if own.get(k) != theirs.get(k))
+        there = list(theirs[diff[0]]) if diff[0] in theirs else "none"
+        here = list(own[diff[0]]) if diff[0] in own else "none"
         raise UserError(
-            f"trainer checkpoint {_name(path)} is from another model: weight {diff[0]!r} has shape "
-            f"{list(theirs[diff[0]]) if diff[0] in theirs else 'none'} there, "
-            f"{list(own[diff[0]]) if diff[0] in own else 'none'} here"
+            f"trainer checkpoint {_name(path)} is from another model: weight {diff[0]!r} has "
+            f"shape {there} there, {here} in this run's model"
         )
     step = payload["step"]
     if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= train_config.steps:
@@ -342,36 +338,70 @@ def load_trainer_checkpoint(
     state = payload["state"]
     if not isinstance(state, dict) or not isinstance(state.get("history", []), list):
         raise UserError(f"trainer checkpoint {_name(path)}: 'state' is not a training state")
-    for row in state.get("history", []):
-        if not isinstance(row, dict):
-            raise UserError(f"trainer checkpoint {_name(path)}: a history row is not a mapping")
+    if not all(isinstance(row, dict) for row in state.get("history", [])):
+        raise UserError(f"trainer checkpoint {_name(path)}: a history row is not a mapping")
     value = state.get("loss_sum", 0.0)
     if not isinstance(value, (int, float)) or not math.isfinite(float(value)):
         raise UserError(
             f"trainer checkpoint {_name(path)}: state 'loss_sum' is not a finite number"
         )
+    if not isinstance(payload["optimizer"], dict):
+        raise UserError(f"trainer checkpoint {_name(path)}: 'optimizer' is not an optimiser state")
     saved = payload.get("train_config")
     if isinstance(saved, dict):
-        ours, theirs = _trajectory(plain(asdict(train_config))), _trajectory(saved)
-        diff = sorted(k for k in ours.keys() | theirs.keys() if ours.get(k) != theirs.get(k))
-        if diff:
-            key = diff[0]
+        ours, theirs_cfg = _trajectory(plain(asdict(train_config))), _trajectory(saved)
+        keys = sorted(
+            k for k in ours.keys() | theirs_cfg.keys() if ours.get(k) != theirs_cfg.get(k)
+        )
+        if keys:
+            key = keys[0]
             raise UserError(
                 f"trainer checkpoint {_name(path)} is from a run with train.{key}="
-                f"{theirs.get(key)!r}, not {ours.get(key)!r}; resume with the settings it was "
+                f"{theirs_cfg.get(key)!r}, not {ours.get(key)!r}; resume with the settings it was "
                 "saved with, or give a new train.checkpoint_path"
             )
-    if not isinstance(optimizer_state := payload["optimizer"], dict):
-        raise UserError(f"trainer checkpoint {_name(path)}: 'optimizer' is not an optimiser state")
+    return payload
+
+
+def check_resume_source(config: Any) -> None:
+    """For a TrainJobConfig that resumes (train.resume with an existing train.checkpoint_path): read
+    and check that checkpoint now, before anything is written (UserError if it cannot be used)."""
+    train = config.train
+    if not (train.resume and train.checkpoint_path):
+        return
+    path = Path(train.checkpoint_path)
+    try:
+        exists = path.exists()
+    except OSError:
+        exists = True  # let read_checkpoint name the problem
+    if exists:
+        read_trainer_checkpoint(path, train, parameter_shapes(config.model))
+
+
+def load_trainer_checkpoint(
+    path: str | Path,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    generator: torch.Generator,
+    train_config: Any,
+) -> tuple[int, dict[str, Any]]:
+    """Restore model, optimiser and data generator from a trainer checkpoint; returns (step, state).
+
+    The checkpoint must come from a run with the same model and the same training settings (those that
+    change the trajectory); anything else is a UserError and nothing is changed."""
+    path = Path(path)
+    # the live model's own tensors are the reference: a trainer may train any nn.Module
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+    payload = read_trainer_checkpoint(path, train_config, shapes)
     model_before = {k: v.clone() for k, v in model.state_dict().items()}
     try:
-        model.load_state_dict(state_dict)
-        optimizer.load_state_dict(optimizer_state)
-        generator.set_state(gen)
+        model.load_state_dict(payload["model"])
+        optimizer.load_state_dict(payload["optimizer"])
+        generator.set_state(payload["generator"])
     except (RuntimeError, ValueError, KeyError, TypeError, IndexError) as exc:
         model.load_state_dict(model_before)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(
             f"trainer checkpoint {_name(path)} does not fit this run's model and optimiser: {first}"
         ) from None
-    return step, state
+    return int(payload["step"]), payload["state"]

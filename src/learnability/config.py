@@ -390,18 +390,41 @@ def apply_overrides(data: dict, overrides: list[str], cls: type | None = None) -
     return out
 
 
+MAX_CONFIG_BYTES = 10_000_000  # a config file is values only: megabytes mean a wrong file
+
+
 def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; a missing file or bad YAML is a UserError naming the file (and line)."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"config file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text())
+        if path.is_dir():
+            raise UserError(f"config file {str(path)!r} is a folder; give a .yaml file")
+        if not path.is_file():
+            raise UserError(f"config file {str(path)!r} does not exist")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise UserError(
+                f"config file {str(path)!r} has {path.stat().st_size:,} bytes; a config file may "
+                f"have at most {MAX_CONFIG_BYTES:,}"
+            )
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"config file {str(path)!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+            "save it as UTF-8"
+        ) from None
+    except OSError as exc:  # unreadable, or a name longer than the file system allows
+        raise UserError(
+            f"config file {str(path)!r} cannot be read: {exc.strerror or type(exc).__name__}"
+        ) from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise UserError(f"{path}:{where} is not valid YAML: {problem}") from None
+    except RecursionError:
+        raise UserError(f"{path}: the YAML nests too deeply to be a config") from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -111,6 +111,12 @@ class TrainConfig:
         check_int("train.checkpoint_every", self.checkpoint_every, 0)
         if self.checkpoint_path is not None and not str(self.checkpoint_path).strip():
             raise UserError("train.checkpoint_path='' is not allowed; give a file path or null")
+        if self.resume and self.checkpoint_path is None and not self.checkpoint_every:
+            # (the train job fills in a path in the run folder when checkpoint_every is set)
+            raise UserError(
+                "train.resume=true resumes from train.checkpoint_path, which is not set; give "
+                "train.checkpoint_path=FILE (or train.checkpoint_every=N for the run folder)"
+            )
 
 
 @dataclass

@@ -11,6 +11,9 @@ are re-run one at a time before anything else is scheduled, so the crashing run 
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import re
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -24,7 +27,7 @@ from learnability.sweep.jobs import get_job
 from learnability.sweep.spec import RunSpec, Sweep
 from learnability.sweep.store import Store
 
-__all__ = ["BACKENDS", "SweepSummary", "collect_runs", "run_sweep"]
+__all__ = ["BACKENDS", "SweepSummary", "check_run_options", "collect_runs", "run_sweep"]
 
 BACKENDS = ("local", "ray")
 
@@ -53,6 +56,78 @@ class SweepSummary:
             f"{self.total} runs: {self.ok} ok, {self.failed} failed, {self.diverged} diverged, "
             f"{self.skipped} already done; {self.seconds:.1f} s"
         )
+
+
+MAX_THREADS = 1024
+MAX_RAY_WORKERS = 4096  # runs in flight on a cluster
+
+
+def max_local_workers() -> int:
+    """The most processes a local pool may have: each holds torch (hundreds of MB), so far more
+    than the cores only exhausts memory."""
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+_ADDRESS = re.compile(r"(ray://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}")
+
+
+def check_run_options(
+    backend: str,
+    workers: int | None,
+    address: str | None,
+    device: str,
+    threads: int,
+    cli: bool = False,
+) -> None:
+    """UserError (one line, naming the value and what is allowed) for options a sweep cannot run
+    with; checked before the store is opened, so a refused command writes nothing. `cli` names the
+    options as the command line spells them."""
+
+    def name(option: str, value: object) -> str:
+        return f"--{option} {value}" if cli else f"{option.replace('-', '_')}={value!r}"
+
+    check_choice("backend", backend, BACKENDS)
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise UserError("the ray backend needs Ray: pip install 'learnability[ray]'")
+    if address is not None:
+        if backend != "ray":
+            raise UserError(
+                f"{name('address', address)} is only for --backend ray (a Ray cluster's HOST:PORT); "
+                f"the {backend} backend runs on this machine: drop --address or add --backend ray"
+            )
+        port = address.rsplit(":", 1)[-1]
+        if address != "auto" and not (
+            _ADDRESS.fullmatch(address) and port.isdigit() and 1 <= int(port) <= 65535
+        ):
+            raise UserError(
+                f"{name('address', address)} is not a Ray address; give HOST:PORT (e.g. "
+                "127.0.0.1:6379), ray://HOST:PORT or auto"
+            )
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise UserError(f"{name('workers', workers)} is not allowed; give an integer ≥ 0")
+        if workers == 0 and backend == "ray":
+            raise UserError(
+                f"{name('workers', 0)} (inline, in this process) only works with the local backend; "
+                "give --workers N ≥ 1 for Ray"
+            )
+        limit = max_local_workers() if backend == "local" else MAX_RAY_WORKERS
+        if workers > limit:
+            raise UserError(
+                f"{name('workers', workers)} is too many for the {backend} backend; at most {limit}"
+                + (" (4 per CPU core)" if backend == "local" else "")
+            )
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise UserError(
+            f"{name('threads', threads)} is not allowed; give torch threads per run in 1..{MAX_THREADS}"
+        )
+    from learnability.device import check_device, resolve_device
+
+    check_device(device)
+    if backend == "local" or address is None:
+        resolve_device(
+            device
+        )  # runs on this machine: a missing GPU is an error before anything runs
 
 
 def collect_runs(sweeps: Sweep | RunSpec | Iterable[Sweep | RunSpec]) -> list[RunSpec]:
@@ -125,19 +200,7 @@ def run_sweep(
     debugging). backend "ray": Ray tasks at `address` (HOST:PORT), or a local Ray started here.
     Each run uses `threads_per_worker` torch threads on `device` ("cpu", "cuda", "auto", ...)."""
     t0 = time.perf_counter()
-    check_choice("backend", backend, BACKENDS)
-    if workers is not None and (not isinstance(workers, int) or workers < 0):
-        raise UserError(f"workers must be an int >= 0, got {workers!r}")
-    if workers == 0 and backend == "ray":
-        raise UserError("workers=0 (inline) only works with the local backend")
-    if threads_per_worker < 1:
-        raise UserError(f"threads_per_worker must be >= 1, got {threads_per_worker}")
-    if backend == "local":
-        from learnability.device import resolve_device
-
-        resolve_device(device)  # a missing GPU is an error before anything runs
-    elif not (device in ("auto", "cpu", "cuda") or device.startswith("cuda:")):
-        raise UserError(f"unknown device {device!r}; allowed: auto, cpu, cuda, cuda:N")
+    check_run_options(backend, workers, address, device, threads_per_worker)
     specs = collect_runs(sweeps)
     own_store = not isinstance(store, Store)
     if own_store:

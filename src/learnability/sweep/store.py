@@ -133,16 +133,23 @@ class Store:
 
     def __init__(self, results_dir: str | Path, timeout: float = 60.0, fsync: bool = False) -> None:
         self.root = Path(results_dir)
-        self.root.mkdir(parents=True, exist_ok=True)
         self.path = self.root / DB_NAME
+        _check_existing(
+            self.path
+        )  # a file that is not a store is refused before anything is written
+        self.root.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-        self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
-        with self._write() as c:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    c.execute(statement)
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            with self._write() as c:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        c.execute(statement)
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise _not_a_store(self.path, str(exc)) from None
 
     # -- plumbing -------------------------------------------------------------------------------
     class _Tx:
@@ -352,6 +359,58 @@ class Store:
 
     def integrity_check(self) -> str:
         return self._conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _not_a_store(path: Path, why: str) -> UserError:
+    return UserError(
+        f"results store {str(path)!r} cannot be used: {why}; give --results a folder holding a "
+        "learnability.db written by learnability, or a new folder"
+    )
+
+
+def _check_existing(path: Path) -> None:
+    """UserError unless `path` is absent, or an SQLite file whose tables are a learnability store's
+    (checked read-only: a foreign or damaged file is never changed)."""
+    try:
+        if not path.exists():
+            return
+        if path.is_dir():
+            raise _not_a_store(path, "it is a folder")
+        with path.open("rb") as f:
+            header = f.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise _not_a_store(path, exc.strerror or type(exc).__name__) from None
+    if header == b"" and path.stat().st_size == 0:
+        return  # an empty file: SQLite makes a new database of it
+    if header != _SQLITE_HEADER:
+        raise _not_a_store(path, "it is not an SQLite database")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        try:
+            tables = {
+                name: {row[1] for row in conn.execute(f"PRAGMA table_info({name})")}
+                for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise _not_a_store(path, str(exc)) from None
+    for table, needed in _REQUIRED_COLUMNS.items():
+        if table in tables and not needed <= tables[table]:
+            missing = sorted(needed - tables[table])
+            raise _not_a_store(
+                path,
+                f"its table {table!r} lacks {', '.join(missing[:3])} (another program's database)",
+            )
+
+
+_REQUIRED_COLUMNS = {
+    "runs": {"run_id", "sweep", "study", "job", "config", "status", "metrics", "attempts"},
+    "members": {"sweep", "study", "run_id"},
+}
 
 
 def open_existing(results_dir: str | Path) -> Store:
