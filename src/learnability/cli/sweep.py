@@ -18,11 +18,13 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 
 from learnability.errors import UserError, check_choice
 from learnability.paths import check_writable_dir, check_writable_file
@@ -31,11 +33,45 @@ _FORMATS = ("table", "csv", "parquet", "json")
 _SCALES = ("quick", "paper")
 
 
+class _LiveHelp(TyperCommand):
+    """A command whose help ends with a list computed when the help is shown (the studies or jobs
+    installed now), so it can neither go stale nor cost an import on every other command."""
+
+    live: Callable[[], str] = staticmethod(lambda: "")
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        try:
+            self.epilog = self.live()
+        except Exception as exc:  # a broken study module must not hide the rest of the help
+            self.epilog = f"(the list could not be computed: {type(exc).__name__}: {exc})"
+        super().format_help(ctx, formatter)
+
+
+def _study_list() -> str:
+    from learnability.studies import available_studies, get_study
+
+    rows = []
+    for name in available_studies():
+        title = getattr(get_study(name), "title", "")
+        rows.append(f"{name} ({title})" if title else name)
+    return "Studies (for --study): " + "; ".join(rows) + "."
+
+
+def _job_list() -> str:
+    from learnability.sweep.jobs import known_jobs
+
+    return "Registered jobs (a sweep file's job:): " + ", ".join(known_jobs()) + "."
+
+
+def _live(text: Callable[[], str]) -> type[TyperCommand]:
+    return type("LiveHelpCommand", (_LiveHelp,), {"live": staticmethod(text)})
+
+
 def register(app: typer.Typer) -> None:
-    app.command("sweep")(sweep_command)
+    app.command("sweep", cls=_live(_job_list))(sweep_command)
     app.command("results")(results_command)
-    app.command("report")(report_command)
-    app.command("reproduce")(reproduce_command)
+    app.command("report", cls=_live(_study_list))(report_command)
+    app.command("reproduce", cls=_live(_study_list))(reproduce_command)
 
 
 def _console() -> Console:

@@ -3,14 +3,17 @@
     summary = run_sweep([sweep_a, sweep_b], Store("results"), backend="local", workers=2)
 
 Everything is expanded and validated before the first run starts. Runs already "ok" or "diverged" in
-the store are skipped (resume); "failed" runs are skipped unless `retry_failed=True`; runs left
-"running" by a driver that died are run again. Only this process writes to the store; workers
+the store are skipped (resume); "failed" runs are skipped unless `retry_failed=True`. A run is started
+only under a lease (`Store.acquire`), renewed by a heartbeat thread while it is in flight: a run
+another live driver holds is waited for (and counted as done only once it is), a run whose lease went
+stale (its driver died) is taken over. Only this process writes to the store; workers
 return results. A worker crash fails only the run that caused it: runs that were in flight beside it
 are re-run one at a time before anything else is scheduled, so the crashing run is identified.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -25,7 +28,7 @@ from learnability.errors import UserError, check_choice
 from learnability.sweep.executors import make_executor
 from learnability.sweep.jobs import get_job
 from learnability.sweep.spec import RunSpec, Sweep
-from learnability.sweep.store import Store
+from learnability.sweep.store import Heartbeat, Store
 
 __all__ = ["BACKENDS", "SweepSummary", "check_run_options", "collect_runs", "run_sweep"]
 
@@ -35,7 +38,8 @@ BACKENDS = ("local", "ray")
 @dataclass
 class SweepSummary:
     total: int = 0  # runs the sweeps ask for
-    skipped: int = 0  # already done in the store (or running in another live driver)
+    skipped: int = 0  # finished in the store, before this call or by another driver during it
+    by_others: int = 0  # of the skipped: finished by another driver while this one waited
     ok: int = 0
     failed: int = 0
     diverged: int = 0
@@ -54,7 +58,9 @@ class SweepSummary:
     def line(self) -> str:
         return (
             f"{self.total} runs: {self.ok} ok, {self.failed} failed, {self.diverged} diverged, "
-            f"{self.skipped} already done; {self.seconds:.1f} s"
+            f"{self.skipped} already done"
+            + (f" ({self.by_others} by another driver)" if self.by_others else "")
+            + f"; {self.seconds:.1f} s"
         )
 
 
@@ -276,40 +282,70 @@ def _drive(
             "threads": threads,
         }
 
-    def refresh() -> None:
+    def refresh(waiting: int = 0) -> None:
         counts = (
             f"[green]{summary.ok} ok[/] [red]{summary.failed} failed[/] "
             f"[yellow]{summary.diverged} div[/] {len(in_flight)} run"
         )
+        if waiting:
+            counts += f" {waiting} in another driver"
         bar.update(summary.executed + (summary.skipped - skipped_at_start), counts)
 
     skipped_at_start = summary.skipped
+    waiting: dict[str, RunSpec] = {}  # under another driver's live lease: checked again later
+    next_check = 0.0
+
+    def start(spec: RunSpec, isolated: bool) -> None:
+        executor.submit(spec.run_id, payload(spec))
+        in_flight[spec.run_id] = (spec, isolated)
+
+    def take(spec: RunSpec) -> None:
+        state = store.acquire(spec, retry_failed)
+        if state == "claimed":
+            waiting.pop(spec.run_id, None)
+            start(spec, False)
+        elif state == "done":  # finished meanwhile (by another driver): it really is done
+            waiting.pop(spec.run_id, None)
+            summary.skipped += 1
+            summary.by_others += 1
+        else:
+            waiting[spec.run_id] = spec
+
     try:
-        while todo or suspects or in_flight:
-            if suspects:
-                if not in_flight:
-                    spec = suspects.popleft()
-                    executor.submit(spec.run_id, payload(spec))
-                    in_flight[spec.run_id] = (spec, True)
-            else:
-                while todo and len(in_flight) < executor.capacity:
-                    spec = todo.popleft()
-                    if not store.claim(spec):  # finished or running in another driver meanwhile
-                        summary.skipped += 1
+        with Heartbeat(store):
+            while todo or suspects or in_flight or waiting:
+                if suspects:
+                    if not in_flight:
+                        start(suspects.popleft(), True)
+                else:
+                    while todo and len(in_flight) < executor.capacity:
+                        take(todo.popleft())
+                    now = time.monotonic()
+                    if waiting and not todo and now >= next_check:
+                        # another driver's runs: take over those whose lease went stale
+                        next_check = now + min(1.0, store.lease_seconds / 4)
+                        for spec in list(waiting.values()):
+                            if len(in_flight) < executor.capacity:
+                                take(spec)
+                for run_id, result in executor.poll(timeout=0.25):
+                    spec, isolated = in_flight.pop(run_id)
+                    if result.get("crashed") and result.get("crash_group", 1) > 1 and not isolated:
+                        suspects.append(spec)
                         continue
-                    executor.submit(spec.run_id, payload(spec))
-                    in_flight[spec.run_id] = (spec, False)
-            for run_id, result in executor.poll(timeout=0.25):
-                spec, isolated = in_flight.pop(run_id)
-                if result.get("crashed") and result.get("crash_group", 1) > 1 and not isolated:
-                    suspects.append(spec)
-                    continue
-                store.record_result(spec, result)
-                _count(summary, spec, result)
-            refresh()
+                    if store.record_result(spec, result):
+                        _count(summary, spec, result)
+                    else:  # another driver took the run over (our lease had lapsed) and finished it
+                        summary.skipped += 1
+                        summary.by_others += 1
+                if not in_flight and waiting:
+                    time.sleep(0.25)  # only waiting for other drivers: poll returned at once
+                refresh(len(waiting))
     finally:
         bar.stop()
         executor.close()
+        if in_flight:  # interrupted: let another driver take these over at once
+            with contextlib.suppress(Exception):
+                store.release(in_flight)
 
 
 def _count(summary: SweepSummary, spec: RunSpec, result: dict) -> None:
