@@ -68,7 +68,7 @@ def test_a_live_lease_is_respected_while_its_heartbeat_beats(tmp_path: Path):
             while time.time() < deadline:
                 assert b.acquire(spec) == "busy"
                 time.sleep(0.1)
-        status, owner, expires, attempts = _row(a, spec.run_id)
+        status, owner, _, attempts = _row(a, spec.run_id)
         assert status == "running" and owner == a.owner and attempts == 1
 
 
