@@ -90,7 +90,12 @@ def _store(path: Path) -> None:
     from learnability.sweep import Store, Sweep, run_sweep
 
     with Store(path) as store:
-        run_sweep(Sweep("demo/probe", "testing.probe", grid={"x": [1.0, 2.0]}), store, workers=0, progress=False)
+        run_sweep(
+            Sweep("demo/probe", "testing.probe", grid={"x": [1.0, 2.0]}),
+            store,
+            workers=0,
+            progress=False,
+        )
 
 
 def _make(kind: str, path: Path, root: Path) -> None:
@@ -194,7 +199,9 @@ def test_corpus_is_large_and_covers_every_command():
     commands = {e["argv"][0] if e["argv"] else "" for e in ENTRIES}
     for command in ("fn", "train", "measure", "sweep", "results", "report", "reproduce", ""):
         assert command in commands, command
-    assert {"profile", "list"} <= {e["argv"][1] for e in ENTRIES if e["argv"][:1] == ["fn"] and len(e["argv"]) > 1}
+    assert {"profile", "list"} <= {
+        e["argv"][1] for e in ENTRIES if e["argv"][:1] == ["fn"] and len(e["argv"]) > 1
+    }
 
 
 @pytest.mark.timeout(60)
@@ -220,7 +227,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(entry, tmp_path, monkey
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     out, err = capsys.readouterr()
-    for name in (entry.get("chmod") or {}):
+    for name in entry.get("chmod") or {}:
         (root / name).chmod(0o755)
     lines = err.splitlines()
     assert "Traceback" not in err and "Traceback" not in out, err or out
