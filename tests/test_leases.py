@@ -94,14 +94,14 @@ def test_a_dead_owner_on_this_host_is_taken_over_at_once(tmp_path: Path):
     import os
     import socket
 
-    from learnability.sweep.store import _start_ticks
+    from learnability.sweep.store import process_start_ticks
 
     specs = SWEEP.expand()
     host = socket.gethostname()
     far = time.time() + 3600  # leases that would not expire for an hour
     owners = [
         f"{host}:{_dead_pid()}:123:abc",  # the driver's process is gone
-        f"{host}:{os.getpid()}:{int(_start_ticks(os.getpid()) or 0) + 7}:abc",  # pid reused
+        f"{host}:{os.getpid()}:{int(process_start_ticks(os.getpid()) or 0) + 7}:abc",  # pid reused
         f"{host}:{_dead_pid()}",  # a row written before leases (host:pid, no expiry)
     ]
     with Store(tmp_path) as store:

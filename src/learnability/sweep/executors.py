@@ -26,6 +26,7 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -189,9 +190,83 @@ class InlineExecutor:
         pass
 
 
-def _init_worker(threads: int) -> None:
+# -- processes that die with their driver -------------------------------------------------------------
+# A pool outliving its driver keeps running queued runs whose results nobody stores (they are run
+# again on resume) and holds memory. So every pool process dies with the driver: on Linux through
+# the kernel's parent-death signal (prctl PR_SET_PDEATHSIG, SIGKILL), set in the forkserver (whose
+# parent is the driver) and in each worker (whose parent is the forkserver, or the driver under
+# spawn); everywhere, and as a second line of defence, through a watchdog thread polling the
+# driver's pid (and its start time, so a reused pid is not taken for the driver).
+DRIVER_ENV = "LEARNABILITY_POOL_DRIVER"  # "pid:start-ticks" of the driver, for the forkserver
+_PR_SET_PDEATHSIG = 1
+WATCH_INTERVAL = 0.5  # seconds between the watchdog's looks at the driver
+
+
+def _driver_id() -> tuple[int, str]:
+    from learnability.sweep.store import process_start_ticks
+
+    pid = os.getpid()
+    return pid, process_start_ticks(pid)
+
+
+def _alive(pid: int, ticks: str) -> bool:
+    from learnability.sweep.store import process_start_ticks
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    now = process_start_ticks(pid)
+    return not (ticks and now and now != ticks)
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
+    """Ask the kernel to send `sig` to this process when its parent dies (Linux); False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_driver(pid: int, ticks: str) -> None:
+    def watch() -> None:
+        while _alive(pid, ticks):
+            time.sleep(WATCH_INTERVAL)
+        os.kill(os.getpid(), signal.SIGKILL)  # no cleanup to wait for: the driver is gone
+
+    threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
+
+
+def guard_forkserver() -> None:
+    """Called in the forkserver (by the preload module `learnability.sweep._forkserver`): die with the
+    driver that started it."""
+    driver = os.environ.get(DRIVER_ENV, "")
+    pid_text, _, ticks = driver.partition(":")
+    if not pid_text.isdigit() or int(pid_text) != os.getppid():
+        return  # not started by a driver of ours: nothing to guard
+    pid = int(pid_text)
+    armed = set_parent_death_signal()
+    if not _alive(pid, ticks):  # the driver died before the signal was armed
+        os._exit(1)
+    if not armed:  # no kernel help (not Linux): poll. (A thread here makes later forks copy a
+        _watch_driver(pid, ticks)  # multi-threaded process, so only where it is needed.)
+
+
+def _init_worker(threads: int, driver_pid: int = 0, driver_ticks: str = "") -> None:
     # Ctrl-C goes to the whole process group: let the driver handle it, not every worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if driver_pid:
+        set_parent_death_signal()  # the parent is the forkserver, which dies with the driver
+        if not _alive(driver_pid, driver_ticks):
+            os._exit(1)
+        _watch_driver(driver_pid, driver_ticks)
     import torch
 
     torch.set_num_threads(max(1, threads))
@@ -201,7 +276,12 @@ def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(
-            ["torch", "learnability.sweep.executors", "learnability.sweep.jobs"]
+            [
+                "learnability.sweep._forkserver",  # first: arms the parent-death signal
+                "torch",
+                "learnability.sweep.executors",
+                "learnability.sweep.jobs",
+            ]
         )
         return ctx
     return multiprocessing.get_context("spawn")
@@ -219,11 +299,14 @@ class LocalExecutor:
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        pid, ticks = _driver_id()
+        # read by the forkserver when it starts (it inherits this environment)
+        os.environ[DRIVER_ENV] = f"{pid}:{ticks}"
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=_context(),
             initializer=_init_worker,
-            initargs=(self.threads,),
+            initargs=(self.threads, pid, ticks),
         )
 
     def submit(self, key: str, payload: dict) -> None:

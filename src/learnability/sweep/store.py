@@ -120,7 +120,7 @@ FINISHED = ("ok", "failed", "diverged")
 DEFAULT_LEASE = 60.0  # seconds a claim lasts without a heartbeat
 
 
-def _start_ticks(pid: int) -> str:
+def process_start_ticks(pid: int) -> str:
     """When process `pid` started (clock ticks since boot, Linux), '' where unknown: with the pid it
     names one process, so a pid reused by another process is not taken for the owner."""
     try:
@@ -133,7 +133,7 @@ def _start_ticks(pid: int) -> str:
 def new_owner_token() -> str:
     """A token naming this driver: host, pid, process start time and a random part (unique)."""
     pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_ticks(pid)}:{secrets.token_hex(6)}"
+    return f"{socket.gethostname()}:{pid}:{process_start_ticks(pid)}:{secrets.token_hex(6)}"
 
 
 def _owner_gone(owner: str | None) -> bool:
@@ -158,7 +158,7 @@ def _owner_gone(owner: str | None) -> bool:
         return True
     except PermissionError:
         pass  # alive, another user's
-    return bool(ticks) and _start_ticks(pid) not in ("", ticks)
+    return bool(ticks) and process_start_ticks(pid) not in ("", ticks)
 
 
 class Store:
