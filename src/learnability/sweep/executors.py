@@ -29,6 +29,7 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -379,16 +380,21 @@ class RayExecutor:
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             try:
                 if address:
-                    ray.init(address=address, **kwargs)
+                    # a cluster on this host (loopback address): our driver stays on loopback too
+                    with _loopback_only(enabled=_is_loopback(address)):
+                        ray.init(address=address, **kwargs)
                 else:
-                    # a Ray of our own for this run: keep it on loopback, reachable from nowhere else
-                    ray.init(
-                        address="local",  # a new instance, never a `ray start` cluster found on this host
-                        num_cpus=workers or os.cpu_count(),
-                        include_dashboard=False,
-                        _node_ip_address="127.0.0.1",
-                        **kwargs,
-                    )
+                    # a Ray of our own for this run: every service on loopback, reachable from
+                    # nowhere else (see _loopback_only; tests/test_ray_loopback.py checks it)
+                    with _loopback_only():
+                        ray.init(
+                            address="local",  # a new instance, never a `ray start` cluster found here
+                            num_cpus=workers or os.cpu_count(),
+                            include_dashboard=False,
+                            dashboard_host="127.0.0.1",
+                            _node_ip_address="127.0.0.1",
+                            **kwargs,
+                        )
             except ConnectionError as exc:
                 raise UserError(f"cannot connect to a Ray cluster at {address!r}: {exc}") from None
             except Exception as exc:
@@ -439,6 +445,50 @@ class RayExecutor:
         self._refs.clear()
         if self._started_here:
             self.ray.shutdown()
+
+
+# Ray turns a node address of 127.0.0.1 into the host's external address ("remotely reachable",
+# services.resolve_ip_for_localhost) whenever it thinks it may be part of a cluster, and its servers
+# then listen on every interface (GCS, raylet, object manager, workers, the driver) or on the external
+# address (runtime-env agent). With RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (what Ray does by itself on a
+# laptop OS) the node address stays 127.0.0.1 and every service listens on loopback only. Ray reads
+# the variable when it is imported, so its parsed value is set too while the instance starts; the
+# processes it starts inherit the variable.
+_RAY_CLUSTER_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextlib.contextmanager
+def _loopback_only(enabled: bool = True) -> Iterator[None]:
+    if not enabled:
+        yield
+        return
+    from ray._private import ray_constants
+
+    saved_env = os.environ.get(_RAY_CLUSTER_ENV)
+    saved_flag = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[_RAY_CLUSTER_ENV] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if saved_env is None:
+            os.environ.pop(_RAY_CLUSTER_ENV, None)
+        else:
+            os.environ[_RAY_CLUSTER_ENV] = saved_env
+        if saved_flag is not None:
+            ray_constants.ENABLE_RAY_CLUSTER = saved_flag
+
+
+def _is_loopback(address: str) -> bool:
+    import ipaddress
+
+    host = address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _python_path() -> list[str]:

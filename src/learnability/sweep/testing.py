@@ -108,7 +108,9 @@ class LocalRayCluster:
         self._saved_env = {k: os.environ.get(k) for k in _AUTH_VARS}
         os.environ["RAY_AUTH_MODE"] = "disabled"
         os.environ.pop("RAY_AUTH_TOKEN", None)
-        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+        # without this Ray resolves 127.0.0.1 to the host's external address and listens there
+        # (see executors._loopback_only)
+        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
         cmd = [
             ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
             "--num-cpus", str(self.num_cpus), "--include-dashboard", "false",
