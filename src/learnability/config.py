@@ -443,7 +443,7 @@ HASH_OMIT_DEFAULT = {"hash": "omit_default"}
 
 def _hashed(obj: Any) -> Any:
     """`to_dict(obj)` without the HASH_OMIT_DEFAULT fields that hold their default."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+    if hasattr(type(obj), "__dataclass_fields__") and not isinstance(obj, type):
         out = {}
         for f in dataclasses.fields(obj):
             value = getattr(obj, f.name)
@@ -451,6 +451,8 @@ def _hashed(obj: Any) -> Any:
                 continue
             out[f.name] = _hashed(value)
         return out
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
     if isinstance(obj, (list, tuple)):
         return [_hashed(v) for v in obj]
     if isinstance(obj, dict):
@@ -463,7 +465,9 @@ def config_hash(job: str, config: Any) -> str:
 
     Pass the config dataclass (not its `to_dict` form) so fields marked HASH_OMIT_DEFAULT are
     recognised."""
-    text = canonical_json({"job": job, "config": _hashed(config)})
+    # (_hashed gives plain data already: no second to_dict pass, the same text as canonical_json)
+    data = {"job": job, "config": _hashed(config)}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

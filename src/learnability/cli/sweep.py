@@ -116,7 +116,7 @@ def sweep_command(
     # everything is checked before the store is even created: a refused command writes nothing
     check_run_options(backend, workers, address, device, threads, cli=True)
     sweep = load_sweep(file, overrides or [])
-    specs = sweep.expand()
+    specs = _expand(sweep)
     _check_resume_sources(specs)
     if not dry_run:
         check_writable_dir(results, "--results")
@@ -147,6 +147,19 @@ def sweep_command(
             f"  ... and {len(summary.failures) - 5} more (learnability results --status failed)"
         )
     console.print(f"results in {results}/learnability.db")
+
+
+def _expand(sweep: Any) -> list[Any]:
+    """`sweep.expand()`, with a transient progress bar on a terminal when it is large."""
+    if sweep.size() < 5000 or not sys.stdout.isatty():
+        return sweep.expand()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("checking configs"), BarColumn(), MofNCompleteColumn(), transient=True
+    ) as bar:
+        task = bar.add_task("expand", total=sweep.size())
+        return sweep.expand(lambda done, total: bar.update(task, completed=done))
 
 
 def _check_resume_sources(specs: list[Any]) -> None:

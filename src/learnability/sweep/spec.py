@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import math
 import random as _random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,8 +158,10 @@ class Sweep:
             draws.append({k: _draw(rng, spec) for k, spec in sorted(self.random.items())})
         return draws
 
-    def expand(self) -> list[RunSpec]:
-        """Every run of this sweep, resolved and validated (raises UserError before anything runs)."""
+    def expand(self, progress: Callable[[int, int], None] | None = None) -> list[RunSpec]:
+        """Every run of this sweep, resolved and validated (raises UserError before anything runs).
+
+        `progress(done, total)` is called every 500 configs (a large sweep takes seconds)."""
         job = get_job(self.job)
         cls = job.config_cls
         self._check(cls)
@@ -189,6 +192,8 @@ class Sweep:
                     runs.append(
                         RunSpec(run_id, self.name, self.job, config, config_dict, self.study, seed)
                     )
+                    if progress is not None and len(runs) % 500 == 0:
+                        progress(len(runs), self.size())
         return runs
 
     def to_yaml_dict(self) -> dict:
