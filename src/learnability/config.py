@@ -225,8 +225,8 @@ def _convert_tagged(members: tuple[type, ...], value: Any, path: str, default: A
 def _field_default(f: dataclasses.Field) -> Any:
     if f.default is not _MISSING:
         return f.default
-    if f.default_factory is not _MISSING:  # type: ignore[misc]
-        return f.default_factory()  # type: ignore[misc]
+    if f.default_factory is not _MISSING:
+        return f.default_factory()
     return _MISSING
 
 
@@ -255,7 +255,7 @@ def _build(cls: type, data: Any, path: str) -> Any:
         if f.name in data:
             default = _field_default(f) if _is_union(hints[f.name]) else _MISSING
             kwargs[f.name] = _convert(hints[f.name], data[f.name], sub, default)
-        elif f.default is _MISSING and f.default_factory is _MISSING:  # type: ignore[misc]
+        elif f.default is _MISSING and f.default_factory is _MISSING:
             raise UserError(f"{sub}: missing required field ({_type_name(hints[f.name])})")
     try:
         return cls(**kwargs)

@@ -286,7 +286,10 @@ class Trainer:
         self.params = apply_freeze(self.model, c.freeze)
         if c.optimizer == "adamw":
             self.optimizer: torch.optim.Optimizer = torch.optim.AdamW(
-                self.params, lr=c.lr, betas=tuple(c.betas), weight_decay=c.weight_decay
+                self.params,
+                lr=c.lr,
+                betas=(float(c.betas[0]), float(c.betas[1])),
+                weight_decay=c.weight_decay,
             )
         else:
             self.optimizer = torch.optim.SGD(

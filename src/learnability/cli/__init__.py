@@ -136,7 +136,8 @@ def main(argv: list[str] | None = None) -> None:
         _fail("interrupted", 130)
     except UnicodeError as exc:
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
-        _fail(f"a file given is not UTF-8 text ({exc.reason}{where}); save it as UTF-8")
+        reason = getattr(exc, "reason", type(exc).__name__)
+        _fail(f"a file given is not UTF-8 text ({reason}{where}); save it as UTF-8")
     except sqlite3.DatabaseError as exc:
         _fail(
             f"the results store cannot be used: {exc}; give --results a folder holding a "
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         if _is(exc, "UsageError"):
             _fail(_usage_message(exc, args))
         if _is(exc, "ClickException"):  # e.g. a file option that cannot be opened: still input
-            _fail(one_line(exc.format_message()))
+            text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+            _fail(one_line(text))
         raise
     # standalone_mode=False returns the command's return value; commands signal failure by raising.

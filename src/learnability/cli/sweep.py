@@ -267,6 +267,7 @@ def results_command(
             writer.writerow({k: _cell(row.get(k)) for k in all_columns})
         text = buf.getvalue()
     else:
+        assert out is not None  # parquet without --out was refused above
         _write_parquet(all_columns, rows, out)
         console.print(f"{len(rows)} runs written to {out}")
         return

@@ -323,7 +323,7 @@ class LocalExecutor:
         if not self._futures:
             return []
         done, _ = wait(list(self._futures), timeout=timeout, return_when=FIRST_COMPLETED)
-        out: list[tuple[str, dict]] = []
+        out: list[tuple[str, dict | None]] = []
         broken = False
         for future in done:
             key = self._futures.pop(future)
@@ -347,7 +347,7 @@ class LocalExecutor:
             out = [(k, r if r is not None else crash_result(msg, lost)) for k, r in out]
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = self._new_pool()
-        return out
+        return [(k, r) for k, r in out if r is not None]
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)

@@ -209,9 +209,8 @@ def run_sweep(
     check_run_options(backend, workers, address, device, threads_per_worker)
     specs = collect_runs(sweeps)
     own_store = not isinstance(store, Store)
-    if own_store:
+    if not isinstance(store, Store):
         store = Store(store)
-    assert isinstance(store, Store)
     summary = SweepSummary(total=len(specs))
     try:
         _drive(
