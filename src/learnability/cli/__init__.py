@@ -9,7 +9,9 @@ and keeps its traceback.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import sqlite3
 import sys
 from typing import Any, NoReturn
@@ -138,6 +140,12 @@ def main(argv: list[str] | None = None) -> None:
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
         reason = getattr(exc, "reason", type(exc).__name__)
         _fail(f"a file given is not UTF-8 text ({reason}{where}); save it as UTF-8")
+    except BrokenPipeError:
+        # the reader of our output went away (`learnability results | head`): not an error of the
+        # input; silence the interpreter's own complaint when it flushes stdout at exit
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except sqlite3.DatabaseError as exc:
         _fail(
             f"the results store cannot be used: {exc}; give --results a folder holding a "
