@@ -28,7 +28,6 @@ from learnability.models.two_head import (
     attention_weights,
     population_grad_weights,
     population_loss,
-    sample_grad_weights,
 )
 from learnability.models.two_head_steps import Criterion, scan_scores
 
@@ -95,20 +94,28 @@ def nested_m_scan(
 ) -> list[MScan]:
     """One population step from θ_m, θ̃_m = −θ_m at every step size η (G,) for each m in the grid.
 
-    Three passes over the draw per m (scores; ∇θ = gs @ V; δ = ∇θ @ Vᵀ); the row normalisation is folded
-    into the products (v_i = z_i[:m]·r_i with r_i = 1/|z_i[:m]|), so no normalised copy of V is made."""
+    One pass over the draw for every m at once (the scores v_i·θ_m and row norms from cumulative sums),
+    then two per m (∇θ = gs @ V; δ = ∇θ @ Vᵀ); the row normalisation is folded into the products
+    (v_i = z_i[:m]·r_i with r_i = 1/|z_i[:m]|), so no normalised copy of V is made. Memory: the draw,
+    plus 2·|grid|·d numbers."""
     out = []
     d = emb.d
     for m in m_grid:
         if not 1 <= m <= emb.m_max:
             raise UserError(f"m={m} is outside 1..{emb.m_max} (the nested draw's m_max)")
-        theta = emb.theta(m)
-        s = torch.empty(d, dtype=torch.float64)
-        r = torch.empty(d, dtype=torch.float64)  # 1 / |z_i[:m]|
-        for start, z in emb.chunks():  # pass 1: scores s_i = v_i·θ
-            zm = z[:, :m]
-            r[start : start + len(z)] = 1.0 / zm.norm(dim=1).clamp_min(1e-300)
-            s[start : start + len(z)] = (zm @ theta) * r[start : start + len(z)]
+    cols = torch.tensor([m - 1 for m in m_grid])
+    t = emb.t
+    # pass 0, shared by every m: prefix norms |z_i[:m]| and prefix products z_i[:m]·t[:m] by cumulative sums
+    norms = torch.empty(len(m_grid), d, dtype=torch.float64)
+    dots = torch.empty(len(m_grid), d, dtype=torch.float64)
+    for start, z in emb.chunks():
+        rows = slice(start, start + len(z))
+        norms[:, rows] = (z * z).cumsum(1)[:, cols].T.sqrt()
+        dots[:, rows] = (z * t).cumsum(1)[:, cols].T
+    t_norms = (t * t).cumsum(0)[cols].sqrt()
+    for j, m in enumerate(m_grid):
+        r = 1.0 / norms[j].clamp_min(1e-300)  # 1 / |z_i[:m]|
+        s = dots[j] * r / t_norms[j]  # s_i = v_i·θ_m
         scores = torch.stack([s, -s])  # (2, d): θ̃ = −θ
         w = attention_weights(scores, kind)
         ga, gb = population_grad_weights(w[0], w[1], p, q)
@@ -162,24 +169,29 @@ def sample_ladder(
     with torch.no_grad():
         scores = params @ V.T  # (2, d)
         w = attention_weights(scores, kind)
-        a, b = w[0], w[1]
-        sum_ga = torch.zeros(d, dtype=V.dtype)
-        sum_gb = torch.zeros(d, dtype=V.dtype)
-        kept: list[Tensor] = []  # the first `select` strings: they choose the step size
+        ab = w.T.contiguous()  # (d, 2): both heads' weights
+        total = w.sum(-1)  # (2,)
+        sums = torch.zeros(
+            d, 2, dtype=V.dtype, device=V.device
+        )  # Σ_k x_k·(g_k·u_other,k), per head
+        kept: list[Tensor] = []  # the first `select` strings (±1): they choose the step size
         seen, rows, streak = 0, [], 0
         for n in n_grid:
             while seen < n:
                 k = min(block, n - seen)
-                x = torch.randint(0, 2, (k, d), generator=generator, dtype=torch.int8)
-                x = (2 * x.to(V.dtype) - 1).to(V.device)
-                y = -x[:, p] * x[:, q]
-                _, ga, gb = sample_grad_weights(a, b, x, y)  # means over the block
-                sum_ga += ga * k
-                sum_gb += gb * k
+                bits = torch.randint(0, 2, (k, d), generator=generator, dtype=torch.int8)
+                # x = 2·bits − 1 is never formed: x·a = 2·(bits·a) − Σa, and xᵀv = 2·bitsᵀv − Σv.
+                y = 1.0 - 2.0 * (bits[:, p] == bits[:, q]).to(V.dtype)  # −x_p·x_q
+                b01 = bits.to(V.dtype).to(V.device)  # (k, d)
+                u = 2.0 * (b01 @ ab) - total  # (k, 2): a·x and b·x
+                g = u[:, 0] * u[:, 1] + y.to(V.device)  # f − y = −g
+                v = torch.stack([g * u[:, 1], g * u[:, 0]], 1)  # (k, 2)
+                sums += 2.0 * (b01.T @ v) - v.sum(0)
                 if sum(len(t) for t in kept) < select:
-                    kept.append(x[: select - sum(len(t) for t in kept)])
+                    kept.append(2.0 * b01[: select - sum(len(t) for t in kept)] - 1.0)
                 seen += k
-            grad_w = torch.stack([sum_ga, sum_gb]) / n
+            # ∂L_n/∂a = (2/n)·Σ_k g_k (b·x_k) x_k (`sample_grad_weights`), both heads at once
+            grad_w = (2.0 / n) * sums.T
             gs = attention_vjp(scores, w, grad_w, kind)
             delta = (gs @ V) @ V.T  # (2, d)
             xs = torch.cat(kept)[: min(select, n)]

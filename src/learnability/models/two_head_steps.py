@@ -25,9 +25,11 @@ from torch import Tensor
 
 from learnability.errors import UserError
 from learnability.models.two_head import (
+    attention_vjp,
     attention_weights,
     head_masses,
     population_grad,
+    population_grad_weights,
     population_loss,
     sample_loss,
 )
@@ -177,8 +179,11 @@ def population_descent(
     curves: list[Tensor] = []
     with torch.no_grad():
         for t in range(steps + 1):
-            loss, grad = population_grad(V, theta, kind, p, q)
-            w = attention_weights(theta @ V.T, kind)
+            scores = theta @ V.T  # (G, 2, d)
+            w = attention_weights(scores, kind)
+            loss = population_loss(w[:, 0], w[:, 1], p, q)
+            ga, gb = population_grad_weights(w[:, 0], w[:, 1], p, q)
+            grad = attention_vjp(scores, w, torch.stack([ga, gb], -2), kind) @ V  # (G, 2, m)
             spec = torch.nan_to_num(specialisation(w, p, q), nan=0.0)
             loss = torch.nan_to_num(loss, nan=math.inf, posinf=math.inf)
             alive &= torch.isfinite(loss) & torch.isfinite(grad).flatten(1).all(1)

@@ -37,7 +37,7 @@ def sweeps(plan: Plan[SparseXorParams]) -> list[Sweep]:
     n_grid = [2**k for k in range(5, c.n_max_log2 + 1)]
     out = [
         Sweep(f"{S}/one_step", "sparse_xor.one_step",
-              base={"grid": grid(c.c_grid), "grid_unit": "c", "sign_samples": 1000},
+              base={"grid": grid(c.c_grid), "grid_unit": "c", "sign_samples": 200},
               grid={"d": list(c.one_step_d)}, seeds=list(range(c.one_step_seeds)), study=S),
         Sweep(f"{S}/kinds", "sparse_xor.one_step",
               base={"d": c.kinds_d, "grid": grid(c.eta_grid), "grid_unit": "eta"},
