@@ -315,6 +315,7 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
                 group="transformer",
             ),
             choices=(FRACTION, LOSS),
+            figure="ffnn",
             history=(
                 Revision(
                     AllOf(

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from learnability import stats
-from learnability.report.panels import Figure, Panel, Series, Table, grouped_series, mean_series
+from learnability.models.two_head_steps import Criterion
+from learnability.report.panels import Figure, Panel, Series, Table, mean_series
 from learnability.studies.base import Plan, StudyResults
 from learnability.studies.sparse_xor import evidence as ev
 from learnability.studies.sparse_xor.params import (
@@ -23,12 +24,14 @@ from learnability.studies.sparse_xor.params import (
 )
 from learnability.studies.sparse_xor.reduce import (
     by_d,
+    ffnn_widths,
     m_fractions,
     n_star,
     population_ok,
     succeeded,
     window,
 )
+from learnability.studies.sparse_xor.sweeps import S
 
 Item = Figure | Table | str
 
@@ -140,8 +143,8 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
                   "A kind whose draws never succeed at any step size on the grid has no working step size; "
                   "its lowest loss is shown instead.")  # fmt: skip
     panels = [
-        Panel(f"one step, d={d}", "log10 step size η", "log10 median population MSE", series=loss_series, hlines=[(math.log10(SUCCESS.loss), "success bar")]),
-        Panel(f"one step, d={d}", "log10 step size η", "median weaker head's weight on its target (clipped to [−0.05, 1.05])", series=spec_series, ylim=(-0.1, 1.1)),
+        Panel(f"one step, d={d}", "log10 step size η", "log10 median population MSE (floored at 1e-16)", series=loss_series, hlines=[(math.log10(SUCCESS.loss), "success bar")]),
+        Panel(f"one step, d={d}", "log10 step size η", "weaker head's weight on its target (median, clipped)", series=spec_series, ylim=(-0.1, 1.1)),
     ]  # fmt: skip
     if curve_series:
         panels.append(
@@ -198,7 +201,7 @@ def min_m(results: StudyResults) -> list[Item]:
         "shared step size (and at every larger m on the grid), against d, with the polylog and power-law fits "
         "the claim compares (left); the fraction of seeds that succeed at each m, per d (right)."),
         [Panel("smallest m", "sequence length d", "m*", series=series, logx=True, logy=True),
-         Panel("success against m", "embedding dimension m", "fraction of seeds (shared step size)", series=fractions, logx=True, ylim=(-0.05, 1.05))])  # fmt: skip
+         Panel("success against m", "embedding dimension m", "fraction of seeds (shared step size)", series=fractions, logx=True, ylim=(-0.05, 1.05), xticks=[float(m) for m in recs[0].metrics["m_grid"]])])  # fmt: skip
     return [
         fig,
         Table(
@@ -233,18 +236,38 @@ def samples(results: StudyResults) -> list[Item]:
 
 
 # -- FFNN ----------------------------------------------------------------------------------------------------
+def _twice(m: int | None) -> int | str:
+    return 2 * m if m else "— (no stable m*)"
+
+
 def ffnn(results: StudyResults) -> list[Item]:
-    e = ev.ffnn(results, {"success_loss": SUCCESS.loss, "fraction": SEED_FRACTION})
-    if not e.obs:
+    recs = [
+        r
+        for r in results.records
+        if r.sweep.startswith(f"{S}/ffnn_d") and r.status in ("ok", "diverged")
+    ]
+    if not recs:
         return []
-    series = grouped_series([(o.group, 10**o.x, 10**o.y) for o in e.obs if o.x is not None and o.group != "transformer_all"],
-                            labels={"ffnn": "FFNN (smallest width)", "transformer": "transformer 2m*"})  # fmt: skip
+    widths = ffnn_widths(recs, SUCCESS.loss, SEED_FRACTION)
+    stars, _ = ev.m_stars(results, Criterion(SUCCESS.loss, 0.0), SEED_FRACTION, "stays")
+    net = [(w.d, w.params) for w in widths if w.params]
+    tf = [(d, 2 * m) for d, m in stars.items() if m]
+    series = [Series("FFNN (smallest width)", [d for d, _ in net], [p for _, p in net]),
+              Series("transformer 2m*", [d for d, _ in tf], [p for _, p in tf])]  # fmt: skip
     fig = Figure("ffnn", (
         f"Trainable parameters needed to reach MSE ≤ {SUCCESS.loss} in ≥ {SEED_FRACTION:.0%} of seeds: the smallest "
         "two-layer ReLU FFNN (width·(d+2)+1 parameters; Adam, shared Trainer, 2,048 test strings) and the "
-        "two-head transformer's 2m* (one population step, same loss bar, no attention-mass condition)."),
+        "two-head transformer's 2m* (one population step, same loss bar, no attention-mass condition; a d "
+        "where no m on the grid keeps the fraction is absent)."),
         [Panel("parameters to learn sparse XOR", "sequence length d", "trainable parameters", series=series, logx=True, logy=True)])  # fmt: skip
-    return [fig, e.notes]
+    ws = sorted({w for x in widths for w in x.fractions})
+    rows = [[x.d, *(f"{x.fractions.get(w, math.nan):.2f}" for w in ws), x.width or "none", x.params or "—",
+             _twice(stars.get(x.d))] for x in widths]  # fmt: skip
+    table = Table("FFNN baseline against the transformer",
+                  ["d", *(f"width {w}: seeds reaching MSE ≤ {SUCCESS.loss}" for w in ws), "smallest width",
+                   "FFNN parameters", "transformer 2m*"], rows,
+                  f"A width counts when ≥ {SEED_FRACTION:.0%} of its seeds reach the bar, and every larger width too.")  # fmt: skip
+    return [fig, table]
 
 
 def exhibits(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
