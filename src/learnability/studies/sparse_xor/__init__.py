@@ -11,10 +11,11 @@ The model and its closed forms live in `learnability.models.two_head*`, the jobs
 from __future__ import annotations
 
 from learnability.studies.base import Study
-from learnability.studies.sparse_xor.claims import claims
-from learnability.studies.sparse_xor.exhibits import exhibits
+# imported under other names so that `sparse_xor.claims`, `.exhibits`, `.sweeps` stay the modules
+from learnability.studies.sparse_xor.claims import claims as declared_claims
+from learnability.studies.sparse_xor.exhibits import exhibits as study_exhibits
 from learnability.studies.sparse_xor.params import PLANS, SparseXorParams
-from learnability.studies.sparse_xor.sweeps import sweeps
+from learnability.studies.sparse_xor.sweeps import sweeps as study_sweeps
 
 STUDY: Study[SparseXorParams] = Study(
     name="sparse_xor",
@@ -29,9 +30,9 @@ STUDY: Study[SparseXorParams] = Study(
         "attention kinds, the m and sample-size searches and the FFNN protocol are the project's own."
     ),
     plans=PLANS,
-    sweeps=sweeps,
-    claims=claims,
-    exhibits=exhibits,
+    sweeps=study_sweeps,
+    claims=declared_claims,
+    exhibits=study_exhibits,
 )
 
 __all__ = ["STUDY"]

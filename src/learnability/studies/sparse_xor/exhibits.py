@@ -133,10 +133,12 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
             f"{len(done)}/{len(ms)}" if ms else "—", f"{median(done):.0f}" if done else (f"> {ms[0].metrics['steps_run']}" if ms else "—"),
         ])  # fmt: skip
         verdict = "succeeds" if working else f"never reaches the bar {SUCCESS.loss}"
-        says.append(
-            f"{label}: median loss {start:.3g} before the step, lowest median {med[best]:.3g} at η ≈ 10^{grid[best]:g} ({verdict})"
-        )
-    d, m = rs[0].metrics["d"], rs[0].metrics["m"]
+        if med[best] >= start * (1 - 1e-3):  # the step never helps: say so, not "lowest loss 1"
+            lowest = "no step size on the grid lowers it by 0.1%"
+        else:
+            lowest = f"lowest median {med[best]:.3g} at η ≈ 10^{grid[best]:g}"
+        says.append(f"{label}: median loss {start:.3g} before the step, {lowest} ({verdict})")
+    d, m = recs[0].metrics["d"], recs[0].metrics["m"]
     table = Table(f"Attention kinds (d = {d}, m = {m}, same draws and step-size grid)",
                   ["kind", "median loss at η = 0", "lowest median loss over η", "draws with a working step size",
                    "smallest working η", "many-step runs that succeed", "median steps to success"], rows,
