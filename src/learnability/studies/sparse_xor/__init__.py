@@ -11,6 +11,7 @@ The model and its closed forms live in `learnability.models.two_head*`, the jobs
 from __future__ import annotations
 
 from learnability.studies.base import Study
+
 # imported under other names so that `sparse_xor.claims`, `.exhibits`, `.sweeps` stay the modules
 from learnability.studies.sparse_xor.claims import claims as declared_claims
 from learnability.studies.sparse_xor.exhibits import exhibits as study_exhibits

@@ -254,17 +254,19 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
         )
     stars, _ = m_stars(results, Criterion(loss, 0.0), tau, "stays")
     obs = [Obs(f"d={w.d}", math.log10(w.params or 0), math.log10(w.d), "ffnn") for w in widths]
-    missing = []
+    unstable = [w.d for w in widths if w.d in stars and stars[w.d] is None]
+    not_run = [w.d for w in widths if w.d not in stars]
     for w in widths:
         m = stars.get(w.d)
-        if m is None:
-            missing.append(w.d)
-        else:
+        if m is not None:
             obs.append(Obs(f"d={w.d}", math.log10(2 * m), math.log10(w.d), "transformer"))
-    if missing:
-        return Evidence(
-            missing=f"the transformer's m* is missing (not run, or above the grid) at d = {missing}"
-        )
+    if unstable or not_run:
+        why = []
+        if unstable:
+            why.append(f"no m on the grid keeps the seed fraction from there up at d = {unstable}")
+        if not_run:
+            why.append(f"no min-m runs at d = {not_run}")
+        return Evidence(missing="the transformer's m* is undefined: " + "; ".join(why))
     obs += [
         Obs(f"d={d}", math.log10(2 * m), math.log10(d), "transformer_all")
         for d, m in stars.items()

@@ -127,13 +127,15 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
                     [float(np.log10(max(v, 1e-16))) if np.isfinite(v) else math.nan for v in c],
                 )
             )
+        helps = med[best] < start * (1 - 1e-3)  # does any step size lower the median loss by 0.1%?
         rows.append([
-            label, f"{start:.3g}", f"{med[best]:.3g} at η = 10^{grid[best]:g}", f"{len(working)}/{len(rs)}",
+            label, f"{start:.3g}", f"{med[best]:.3g} at η = 10^{grid[best]:g}" if helps else "no step size lowers it",
+            f"{len(working)}/{len(rs)}",
             f"10^{min(working):g}" if working else "none (no working step size)",
             f"{len(done)}/{len(ms)}" if ms else "—", f"{median(done):.0f}" if done else (f"> {ms[0].metrics['steps_run']}" if ms else "—"),
         ])  # fmt: skip
         verdict = "succeeds" if working else f"never reaches the bar {SUCCESS.loss}"
-        if med[best] >= start * (1 - 1e-3):  # the step never helps: say so, not "lowest loss 1"
+        if not helps:  # the step never helps: say so, not "lowest loss 1"
             lowest = "no step size on the grid lowers it by 0.1%"
         else:
             lowest = f"lowest median {med[best]:.3g} at η ≈ 10^{grid[best]:g}"
