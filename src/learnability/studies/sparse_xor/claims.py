@@ -43,6 +43,10 @@ LOSS = Choice("success_loss", SUCCESS.loss, (STRICT_LOSS,), "a stricter loss bar
 MASS = Choice(
     "success_mass", SUCCESS.mass, (STRICT_MASS,), "a stricter attention-mass bar for success"
 )
+# the pre-engine rules' transformer part: 2m* slope ≤ 0.25 over every d of the m sweep (not matched to the FFNN)
+PRE_TRANSFORMER = Trend(
+    "transformer_all", below(0.25, 0.5), x="log10 d", y="log10 2m*", per_unit=False
+)
 FRACTION = Choice(
     "fraction", SEED_FRACTION, (0.5, 0.875), "the fraction of seeds that must succeed"
 )
@@ -320,8 +324,10 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
                 Revision(
                     AllOf(
                         (
-                            Mean("ffnn", above(0.5, 1.0)),
-                            Trend("transformer_all", below(0.25, 0.5), per_unit=False),
+                            Mean(
+                                "ffnn", above(0.5, 1.0), what="the minimum parameters per input bit"
+                            ),
+                            PRE_TRANSFORMER,
                         ),
                         version=2,
                     ),
@@ -333,8 +339,14 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
                 Revision(
                     AllOf(
                         (
-                            Trend("ffnn", above(0.3, 0.5), per_unit=False),
-                            Trend("transformer_all", below(0.25, 0.5), per_unit=False),
+                            Trend(
+                                "ffnn",
+                                above(0.3, 0.5),
+                                x="log10 d",
+                                y="log10 parameters",
+                                per_unit=False,
+                            ),
+                            PRE_TRANSFORMER,
                         ),
                         version=1,
                     ),
