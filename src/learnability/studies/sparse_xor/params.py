@@ -128,7 +128,12 @@ DEVIATIONS = {
 
 PLANS: dict[str, Plan[SparseXorParams]] = {
     "quick": Plan("quick", QUICK, deviations=DEVIATIONS, cost="about 2–4 CPU-minutes"),
-    "paper": Plan("paper", PAPER, deviations={"*": _SHARED}, cost="about 10 CPU-hours (the m scan at d ≥ 2^21, redrawn per pass, dominates)"),
+    "paper": Plan(
+        "paper",
+        PAPER,
+        deviations={"*": _SHARED},
+        cost="about 10 CPU-hours (the m scan at d ≥ 2^21, redrawn per pass, dominates)",
+    ),
 }
 
 __all__ = [
