@@ -95,3 +95,30 @@ def test_sparse_xor_population_step_agrees_between_cpu_and_cuda():
         grads.append((float(loss), grad.cpu()))
     assert grads[0][0] == pytest.approx(grads[1][0], rel=1e-10)
     assert torch.allclose(grads[0][1], grads[1][1], rtol=1e-8, atol=1e-12)
+
+
+def test_sparse_xor_jobs_agree_between_cpu_and_cuda():
+    # one step at every step size, population descent, and the finite-sample ladder (strings drawn on CPU)
+    from learnability.jobs.sparse_xor import (
+        ManyStepsConfig,
+        OneStepConfig,
+        SamplesConfig,
+        many_steps,
+        one_step,
+        samples,
+    )
+    from learnability.models.two_head_steps import StepGrid
+
+    for kind in ("softmax", "erf_norm"):
+        cfg = OneStepConfig(d=2048, attention=kind, seed=3, grid=StepGrid(-2.0, 8.0, 4))
+        cpu, gpu = one_step(cfg, "cpu"), one_step(cfg, "cuda")
+        assert cpu["best_index"] == gpu["best_index"]
+        assert cpu["loss"] == pytest.approx(gpu["loss"], rel=1e-8, abs=1e-12)
+    cfg_many = ManyStepsConfig(d=256, seed=1, steps=20)
+    assert (
+        many_steps(cfg_many, "cpu")["first_success"]
+        == many_steps(cfg_many, "cuda")["first_success"]
+    )
+    cfg_n = SamplesConfig(d=64, seed=2, n_grid=[2**k for k in range(5, 13)])
+    rows = [samples(cfg_n, device)["rows"] for device in ("cpu", "cuda")]
+    assert [(r["n"], r["index"]) for r in rows[0]] == [(r["n"], r["index"]) for r in rows[1]]
