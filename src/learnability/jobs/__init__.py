@@ -16,7 +16,7 @@ MODULES: dict[str, str] = {
     "testing": "learnability.sweep.testing",
     "sensitivity": "learnability.jobs.sensitivity",
     "volume": "learnability.studies.volume",
-    "sparse_xor": "learnability.studies.sparse_xor",
+    "sparse_xor": "learnability.jobs.sparse_xor",
     "random": "learnability.studies.random_transformers",
 }
 
