@@ -204,7 +204,9 @@ def test_growth_and_bound_claims_follow_synthetic_evidence():
             )
     claims, results = _judged(records)
     sharp = evaluate(claims["sharpness-grows"], results, "sensitivity", "synthetic")
-    assert sharp.verdict == "reproduced" and sharp.units["count"] == 3  # seeds, shared by tasks and n
+    assert (
+        sharp.verdict == "reproduced" and sharp.units["count"] == 3
+    )  # seeds, shared by tasks and n
     assert sharp.details["rule"]["slope"]["value"] == pytest.approx(
         0.1, abs=1e-3
     )  # decades per bit
