@@ -9,8 +9,9 @@ training loop of its own.
   (`at_fit`: everything, plus `fit_step`) and at the end (top level). An early-stopped run ("until fit")
   is bit-identical to this run up to `fit_step` and ends there, so `at_fit` is what it would measure:
   one run serves both training budgets.
-- `sensitivity.dynamics` (`DynamicsConfig`): loss, Gaussian and sphere sharpness, blowup and norm on one
-  fixed batch at step 0 and every `every` steps, through the Trainer's evaluation hook; no early stop.
+- `sensitivity.dynamics` (`DynamicsConfig`): loss (`probe_loss`, on the 0/1 target scale), Gaussian and
+  sphere sharpness (±1 units), blowup and norm on one fixed batch at step 0 and every `every` steps,
+  through the Trainer's evaluation hook; no early stop.
 - `sensitivity.generalisation` (`GeneralisationConfig`): a random function learned from `train_size`
   strings; the learned function against random completions of the same data, then a fresh model refitted
   to the learned function's table and to `refits` completions, each refit's sharpness measured.
@@ -231,14 +232,14 @@ def dynamics_job(config: DynamicsConfig, ctx: RunContext) -> dict[str, Any]:
     probe = task.sample(config.probe, torch.Generator().manual_seed(10_007 + config.data_seed))
     probe = probe.to(device)
     model = seeded_model(config.model, config.seed, device)
-    scale = output_scale(task)
 
     def measure(step: int, m: nn.Module) -> dict[str, Any]:
         was = m.training
         m.eval()
         with torch.no_grad():
             loss = float(compute_loss(task.loss, m(probe.inputs), probe))
-        row = {"probe_loss": loss * scale,
+        # the loss on the task's own (0/1) scale, where the paper aligns runs at < 0.01
+        row = {"probe_loss": loss,
                **sharpness_pair(m, task, probe, config.sharpness_eps, config.directions, config.seed + step),
                **blowups(m, probe.inputs, device), "param_norm": parameter_norm(m)}  # fmt: skip
         m.train(was)
