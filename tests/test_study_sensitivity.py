@@ -288,3 +288,23 @@ def test_behaviour_claims_follow_synthetic_evidence():
         next(r for r in dyn.robustness if r["alternative"] == "reference=plateau")["verdict"]
         == "not reproduced"
     )
+
+
+def test_dynamics_probe_loss_is_on_the_target_scale(tiny):
+    """The alignment threshold (loss < 0.01) is on the 0/1 target scale: the stored probe loss is the MSE
+    of the model at initialisation on the job's probe batch, not ×4."""
+    import torch
+
+    from learnability.tasks import build_task
+    from learnability.tasks.boolean import BooleanTaskConfig
+    from learnability.train import seeded_model
+
+    run = next(r for r in tiny.records if r.sweep == "sensitivity/dynamics")
+    cfg = next(s.config for sw in tiny.sweeps if sw.name == "sensitivity/dynamics" for s in sw.expand()
+               if s.run_id == run.run_id)  # fmt: skip
+    task = build_task(BooleanTaskConfig(function=cfg.function, n=cfg.n), cfg.data_seed)
+    probe = task.sample(cfg.probe, torch.Generator().manual_seed(10_007 + cfg.data_seed))
+    model = seeded_model(cfg.model, cfg.seed).eval()
+    with torch.no_grad():
+        mse = float(((model(probe.inputs) - probe.targets) ** 2).mean())
+    assert run.metrics["trajectory"][0]["probe_loss"] == pytest.approx(mse, rel=1e-5)
