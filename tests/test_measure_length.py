@@ -31,9 +31,12 @@ def test_cls_readout_without_positions_is_length_and_order_invariant():
         out = m(x)
         # no positions, bidirectional: the CLS output is a function of the multiset of bits
         assert torch.allclose(out, m(x.flip(1)), atol=1e-5)
-        # the read position is the CLS token at every length: doubling every bit keeps the bit counts'
-        # proportions, and the model runs at any length (no table to overflow)
+        # the read position is the CLS token at every length, and nothing limits the length
         assert m(torch.randint(0, 2, (2, 200))).shape == (2,)
+        # the CLS output of a string does not depend on where the bits sit: a longer string with the
+        # same bits in another order gives the same output as its sorted form
+        y = torch.tensor([[1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0]])
+        assert torch.allclose(m(y), m(y.sort(dim=1).values), atol=1e-5)
 
 
 def test_alibi_sees_order_and_runs_at_any_length():

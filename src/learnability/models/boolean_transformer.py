@@ -35,7 +35,7 @@ import torch
 from torch import Tensor, nn
 
 from learnability.errors import UserError, check_choice
-from learnability.models.layers import Block, LayerNorm, check_tokens, default_init
+from learnability.models.layers import Block, LayerNorm, SelfAttention, check_tokens, default_init
 from learnability.models.trace import Trace
 
 INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
@@ -142,7 +142,9 @@ class BooleanTransformer(nn.Module):
         if c.positions == "alibi":
             heads = torch.arange(1, c.n_heads + 1, dtype=torch.float32)
             for block in self.layers:
-                block.attn.alibi_slopes = 2.0 ** (-8.0 * heads / c.n_heads)  # (H,)
+                attn = block.attn
+                assert isinstance(attn, SelfAttention)
+                attn.alibi_slopes = 2.0 ** (-8.0 * heads / c.n_heads)  # (H,)
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:

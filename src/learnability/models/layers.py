@@ -58,6 +58,8 @@ class SelfAttention(nn.Module):
     """Multi-head soft self-attention with a fused q/k/v projection (`in_proj`, rows q | k | v) and
     `out_proj`, laid out like `torch.nn.MultiheadAttention` so weights copy across one to one."""
 
+    alibi_slopes: Tensor | None
+
     def __init__(self, d: int, n_heads: int, causal: bool = False, dropout: float = 0.0) -> None:
         super().__init__()
         self.d, self.n_heads, self.causal, self.dropout = d, n_heads, causal, dropout
@@ -90,18 +92,18 @@ class SelfAttention(nn.Module):
         if self.causal:
             keys = torch.arange(t, device=x.device)
             mask = (keys if query is None else keys[query : query + 1])[:, None] >= keys[None, :]
-        bias = self._alibi(t, query, q.dtype, mask)  # (H, Tq, T) float or None
+        distance_bias = self._alibi(t, query, q.dtype, mask)  # (H, Tq, T) float or None
         if trace is None:
             # a full causal square is SDPA's is_causal, whose kernels beat an explicit mask
-            full = self.causal and query is None and bias is None
-            attn_mask = bias if bias is not None else (None if full else mask)
+            full = self.causal and query is None and distance_bias is None
+            attn_mask = distance_bias if distance_bias is not None else (None if full else mask)
             y = F.scaled_dot_product_attention(
                 q, k, v, attn_mask=attn_mask, dropout_p=drop, is_causal=full
             )
         else:
             scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.n_heads)  # (B, H, Tq, T)
-            if bias is not None:
-                scores = scores + bias
+            if distance_bias is not None:
+                scores = scores + distance_bias
             elif mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
             weights = scores.softmax(-1)
@@ -115,12 +117,13 @@ class SelfAttention(nn.Module):
     ) -> Tensor | None:
         """ALiBi (Press et al. 2022), symmetric for bidirectional attention: score −= m_h·|i − j|;
         masked pairs get −inf. (H, Tq, T), or None without slopes."""
-        if self.alibi_slopes is None:
+        slopes = self.alibi_slopes
+        if slopes is None:
             return None
-        keys = torch.arange(t, device=self.alibi_slopes.device)
+        keys = torch.arange(t, device=slopes.device)
         rows = keys if query is None else keys[query : query + 1]
         distance = (rows[:, None] - keys[None, :]).abs().to(dtype)  # (Tq, T)
-        bias = -self.alibi_slopes.to(dtype).view(-1, 1, 1) * distance  # (H, Tq, T)
+        bias = -slopes.to(dtype).view(-1, 1, 1) * distance  # (H, Tq, T)
         if mask is not None:
             bias = bias.masked_fill(~mask, float("-inf"))
         return bias
