@@ -7,7 +7,7 @@
   patterns over parameter names (`fnmatch`, e.g. ["layers.*.attn.*", "readout.*"]) naming the parameters
   that train. Every pattern must match something and something must be left to train, else `UserError`.
   Frozen parameters are left out of the optimiser, so they stay bit-identical (no weight decay touches them).
-- Losses: "mse" (scalar output (B,) vs targets (B,), or per-position (B,T) on `mask`), "ce" (logits (B,T,V) vs targets (B,T) on the positions
+- Losses: "mse" (scalar output (B,) vs targets (B,), or per-position (B,T) averaged over the `mask`), "ce" (logits (B,T,V) vs targets (B,T) on the positions
   in `mask`), "kl" (KL(target ‖ model) of the last position's distribution; logits (B,V) or (B,T,V)).
 - Data: streamed tasks draw a fresh batch per step from a generator seeded with the data seed; fixed-dataset
   tasks draw minibatches (with replacement) from `task.train_set()`, or use it whole if it fits in one batch.
@@ -197,7 +197,12 @@ def compute_loss(
             output.reshape(output.shape[0], -1).float()
             - batch.targets.reshape(output.shape[0], -1).float()
         ) ** 2
-        per = per.mean(1)
+        if batch.mask is not None and batch.mask.numel() == per.numel():
+            # per-position targets: only the scored positions count (an all-True mask = plain mean)
+            m = batch.mask.reshape(per.shape).to(per.dtype)
+            per = (per * m).sum(1) / m.sum(1).clamp_min(1)
+        else:
+            per = per.mean(1)
     elif kind == "ce":
         logits = output.float()
         if logits.dim() == 2:  # (B, V) against a single target per row

@@ -14,7 +14,7 @@ import importlib
 MODULES: dict[str, str] = {
     "train": "learnability.runs",
     "testing": "learnability.sweep.testing",
-    "sensitivity": "learnability.studies.sensitivity",
+    "sensitivity": "learnability.jobs.sensitivity",
     "volume": "learnability.studies.volume",
     "sparse_xor": "learnability.jobs.sparse_xor",
     "random": "learnability.studies.random_transformers",

@@ -7,7 +7,9 @@ Embedding: `concat` = token embedding (width D/2) ‖ position embedding (width 
 `add` = both of width D, summed. With `positions="none"` the token embedding has the full width D.
 Positions: `learned` (a table of `max_len` rows (+1 for EOS/CLS); longer inputs are refused with a
 UserError), `sinusoidal` (fixed sin/cos of Vaswani et al., computed for any length: the length-agnostic
-scheme for length generalisation), or `none`.
+scheme for length generalisation), `alibi` (no position embedding; every attention score gets the
+distance bias −m_h·|i − j| of Press et al. 2022, slopes m_h = 2^(−8h/H): relative, defined for any
+length), or `none`.
 Readout: `last` position, `eos` (an EOS token, id `vocab_size`, is appended and read), `cls` (a CLS
 token, id `vocab_size`, is prepended and read), or `all` positions.
 
@@ -33,7 +35,7 @@ import torch
 from torch import Tensor, nn
 
 from learnability.errors import UserError, check_choice
-from learnability.models.layers import Block, LayerNorm, check_tokens, default_init
+from learnability.models.layers import Block, LayerNorm, SelfAttention, check_tokens, default_init
 from learnability.models.trace import Trace
 
 INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
@@ -53,7 +55,7 @@ class BooleanTransformerConfig:
     ln: Literal["post", "pre", "none"] = "post"
     ln_eps: float = 1e-5  # any value >= 0, exactly 0 included
     embedding: Literal["concat", "add"] = "concat"
-    positions: Literal["learned", "sinusoidal", "none"] = "learned"
+    positions: Literal["learned", "sinusoidal", "alibi", "none"] = "learned"
     # longest input (bits, not counting EOS/CLS) a learned position table accepts
     max_len: int = 256
     readout: Literal["last", "eos", "cls", "all"] = "last"
@@ -71,7 +73,7 @@ class BooleanTransformerConfig:
         check_choice("activation", self.activation, ("relu", "gelu"))
         check_choice("ln placement", self.ln, ("post", "pre", "none"))
         check_choice("embedding", self.embedding, ("concat", "add"))
-        check_choice("positions", self.positions, ("learned", "sinusoidal", "none"))
+        check_choice("positions", self.positions, ("learned", "sinusoidal", "alibi", "none"))
         check_choice("readout", self.readout, ("last", "eos", "cls", "all"))
         check_choice("init scheme", self.init, INITS)
         for name in ("n_layers", "n_heads", "d_model", "d_ff", "max_len", "vocab_size"):
@@ -82,7 +84,11 @@ class BooleanTransformerConfig:
             raise UserError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}; pick a divisor of the width"
             )
-        if self.embedding == "concat" and self.positions != "none" and self.d_model % 2:
+        if (
+            self.embedding == "concat"
+            and self.positions in ("learned", "sinusoidal")
+            and self.d_model % 2
+        ):
             raise UserError(
                 f"embedding='concat' needs an even d_model (half token, half position); got {self.d_model}"
             )
@@ -118,7 +124,7 @@ class BooleanTransformer(nn.Module):
         config.validate()
         self.config = c = config
         self.extra = int(c.readout in ("eos", "cls"))  # one EOS / CLS token, id vocab_size
-        split = c.embedding == "concat" and c.positions != "none"
+        split = c.embedding == "concat" and c.positions in ("learned", "sinusoidal")
         self.token_width = c.d_model // 2 if split else c.d_model
         self.position_width = c.d_model - self.token_width if split else c.d_model
         self.token_embedding = nn.Embedding(c.vocab_size + self.extra, self.token_width)
@@ -133,6 +139,12 @@ class BooleanTransformer(nn.Module):
         # pre-LN leaves the residual stream un-normalised: normalise once before the readout
         self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln") if c.ln == "pre" else None
         self.readout = nn.Linear(c.d_model, 1)
+        if c.positions == "alibi":
+            heads = torch.arange(1, c.n_heads + 1, dtype=torch.float32)
+            for block in self.layers:
+                attn = block.attn
+                assert isinstance(attn, SelfAttention)
+                attn.alibi_slopes = 2.0 ** (-8.0 * heads / c.n_heads)  # (H,)
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
@@ -196,7 +208,7 @@ class BooleanTransformer(nn.Module):
             tokens = torch.cat([special, tokens], 1)
         t = tokens.shape[1]
         x = self.token_embedding(tokens)  # (B, T, Dt)
-        if c.positions == "none":
+        if c.positions in ("none", "alibi"):  # alibi acts inside attention
             return x
         if c.positions == "learned":
             pos = self.position_embedding.weight[:t]
