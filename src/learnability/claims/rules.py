@@ -263,19 +263,25 @@ def _est(e: Estimate) -> dict[str, float]:
 # -- one group ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Mean(Rule):
-    """The mean of y over the units of `focus` (t interval), judged by `band`."""
+    """The mean of y over the units of `focus` (t interval), judged by `band`. `bounds` clips the
+    interval to the range y can take (an accuracy's interval stops at 1); the point stays the mean."""
 
     focus: str
     band: Band
     what: str = "the mean"
     labels: dict[str, str] = field(default_factory=dict, hash=False)
+    bounds: tuple[float, float] | None = None
     version: int = 1
     date: str = "2026-11-30"
     kind = "mean"
 
     def estimate(self, values: np.ndarray) -> tuple[Estimate, str]:
         """The statistic and a prefix for the measured text."""
-        return stats.mean_ci(values), ""
+        e = stats.mean_ci(values)
+        if self.bounds is not None:
+            lo, hi = self.bounds
+            e = Estimate(e.value, min(max(e.lo, lo), hi), max(min(e.hi, hi), lo), e.n)
+        return e, ""
 
     def groups(self) -> list[str]:
         return [self.focus]

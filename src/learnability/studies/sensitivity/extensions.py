@@ -104,7 +104,7 @@ def _length_rule(version: int, date: str) -> AllOf:
     beyond = "accuracy beyond the training lengths"
     return AllOf(
         (
-            Mean("majority", above(0.8, 0.9), what=beyond, labels=LABELS),
+            Mean("majority", above(0.8, 0.9), what=beyond, labels=LABELS, bounds=(0.0, 1.0)),
             Contrast("parity", "majority", below(-0.15, -0.05), what=beyond, labels=LABELS),
         ),
         version=version,
@@ -115,7 +115,12 @@ def _length_rule(version: int, date: str) -> AllOf:
 def _pad_rule(version: int, date: str = "2026-11-30") -> AllOf:
     return AllOf(
         (
-            Mean("scratchpad", above(0.8, 0.9), what="PARITY-bit accuracy (own outputs fed back)"),
+            Mean(
+                "scratchpad",
+                above(0.8, 0.9),
+                what="PARITY-bit accuracy (own outputs fed back)",
+                bounds=(0.0, 1.0),
+            ),
             Contrast("scratchpad", "plain", above(0.1, 0.2), what="PARITY-bit accuracy"),
         ),
         version=version,
@@ -214,7 +219,10 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 ),
                 Revision(
                     AllOf(
-                        (Mean("scratchpad", above(0.85, 0.9)), Mean("plain", below(0.75, 0.8))),
+                        (
+                            Mean("scratchpad", above(0.85, 0.9), bounds=(0.0, 1.0)),
+                            Mean("plain", below(0.75, 0.8), bounds=(0.0, 1.0)),
+                        ),
                         version=1,
                         date=PRE,
                     ),
