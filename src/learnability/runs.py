@@ -16,7 +16,7 @@ seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `
 - "length_generalisation": length_acc {bucket: accuracy},
 - "pca": pca_vs_neurons per hidden state (fractions for k in `pca_ks`).
 Measures named in `track` are also taken at every evaluation (they appear in the metrics log and, as
-`history`, in the result). Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
+`history`, in the result); `keep_history` returns the history of the plain evaluations alone. Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
 `seed` (independent directions across batches). Boolean tasks also report the target's own profile:
 target_as, target_K0, target_max_sensitivity, target_degree (when the analysis module has them).
 A diverged run skips the measures. `register_measure(name)` adds a measure (a study may add its own).
@@ -63,6 +63,9 @@ class TrainJobConfig:
     data_seed: int = 0  # data splits and batch sampling
     device: str = "cpu"  # used by run_train when no device is passed (a sweep's device wins)
     save_model: bool = True
+    keep_history: bool = (
+        False  # return the evaluation history (as with `track`) without tracking a measure
+    )
 
 
 @dataclass
@@ -358,7 +361,7 @@ def run_train(
         "trainable_params": sum(p.numel() for p in trainer.params),
         **{k: v for k, v in result.final.items()},
     }
-    if config.track:
+    if config.track or config.keep_history:
         metrics["history"] = result.history
     metrics.update(target_summary(task))
     if result.status != "diverged":
