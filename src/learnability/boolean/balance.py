@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ENUMERATION_LIMIT = 50_000  # tables; above this, moments or simulation
+ENUMERATION_LIMIT = 1 << 20  # tables × strings; above this, moments or simulation
 
 
 def _log_falling(c: int, k: int) -> float:
@@ -121,6 +121,13 @@ def _base_labels(total: int, a: int, r: int) -> np.ndarray:
     )
 
 
+@functools.lru_cache(maxsize=256)  # both probabilities of one model read the same draws
+def _cached_samples(n: int, a: int, r: int, draws: int, seed: int) -> np.ndarray:
+    out = same_balance_k0_samples(n, a, r, draws, seed)
+    out.setflags(write=False)
+    return out
+
+
 def same_balance_k0_samples(
     n: int,
     accept: int,
@@ -141,13 +148,17 @@ def same_balance_k0_samples(
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
+def _enumerable(n: int, accept: int) -> bool:
+    return math.comb(1 << n, accept) << n <= ENUMERATION_LIMIT
+
+
 def enumerate_k0(n: int, accept: int) -> np.ndarray:
     """K_0 of every table with exactly `accept` ones on n bits (no undecided): (C(2^n, accept),).
     Exhaustive, so only for tiny n (`ENUMERATION_LIMIT` tables)."""
     total = 1 << n
     count = math.comb(total, accept)
-    if count > ENUMERATION_LIMIT:
-        raise ValueError(f"{count} tables exceed the enumeration limit {ENUMERATION_LIMIT}")
+    if not _enumerable(n, accept):
+        raise ValueError(f"{count} tables of {total} strings exceed the enumeration limit")
     tables = np.zeros((count, total), np.int8)
     for row, ones in enumerate(itertools.combinations(range(total), accept)):
         tables[row, list(ones)] = 1
@@ -159,9 +170,7 @@ def enumerate_k0(n: int, accept: int) -> np.ndarray:
 class BalanceProbability:
     value: float
     method: str  # "enumeration" | "moments" | "simulation"
-    error: (
-        float  # enumeration 0; moments: the half-width the bounds leave; simulation: standard error
-    )
+    error: float  # enumeration 0; moments: half-width the bounds leave; simulation: std. error
 
 
 def _simulated(samples: np.ndarray, hit: np.ndarray) -> BalanceProbability:
@@ -170,9 +179,8 @@ def _simulated(samples: np.ndarray, hit: np.ndarray) -> BalanceProbability:
     return BalanceProbability(p, "simulation", se)
 
 
-@functools.lru_cache(
-    maxsize=4096
-)  # the same counts recur (eps values that leave a function unchanged)
+# the same counts recur (eps values that leave a function unchanged): cache by counts
+@functools.lru_cache(maxsize=4096)
 def k0_positive_probability(
     n: int,
     accept: int,
@@ -183,7 +191,7 @@ def k0_positive_probability(
 ) -> BalanceProbability:
     """P(K_0 > 0) of a same-balance random function (module doc for the method)."""
     total, a, r = _check(n, accept, reject)
-    if a + r == total and math.comb(total, a) <= ENUMERATION_LIMIT:
+    if a + r == total and _enumerable(n, a):
         return BalanceProbability(float((enumerate_k0(n, a) > 0).mean()), "enumeration", 0.0)
     m = same_balance_moments(n, a, r)
     if m.mean_k0 == 0:
@@ -192,7 +200,7 @@ def k0_positive_probability(
     upper = min(1.0, m.mean_k0)  # Markov
     if upper - lower <= 2 * tol:
         return BalanceProbability((lower + upper) / 2, "moments", (upper - lower) / 2)
-    k0 = same_balance_k0_samples(n, a, r, draws, seed)
+    k0 = _cached_samples(n, a, r, draws, seed)
     return _simulated(k0, k0 > 0)
 
 
@@ -210,7 +218,11 @@ def k0_at_least_probability(
     total, a, r = _check(n, accept, reject)
     if bound <= 0:
         return BalanceProbability(1.0, "moments", 0.0)
-    if a + r == total and math.comb(total, a) <= ENUMERATION_LIMIT:
+    if bound <= 1:  # K_0 is an integer: K_0 ≥ bound iff K_0 > 0
+        return k0_positive_probability(n, a, r, draws, seed, tol)
+    if bound > total:
+        return BalanceProbability(0.0, "moments", 0.0)
+    if a + r == total and _enumerable(n, a):
         return BalanceProbability(float((enumerate_k0(n, a) >= bound).mean()), "enumeration", 0.0)
     m = same_balance_moments(n, a, r)
     gap = m.mean_k0 - math.ceil(bound)
@@ -224,7 +236,7 @@ def k0_at_least_probability(
         hit = m.var_k0 / (m.var_k0 + gap**2)
         if hit <= 2 * tol:
             return BalanceProbability(hit / 2, "moments", hit / 2)
-    k0 = same_balance_k0_samples(n, a, r, draws, seed)
+    k0 = _cached_samples(n, a, r, draws, seed)
     return _simulated(k0, k0 >= bound)
 
 

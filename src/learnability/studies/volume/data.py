@@ -88,7 +88,7 @@ def _rows_of(record: Any, sweep: str, variant: str) -> list[Row]:
             ctrl_meets_bound=_f(r["ctrl_meets_bound"]), changed=int(r["changed_vs_first_eps"]),
             max_flip=_f(r["max_flip"]), mean_flip=_f(r["mean_flip"]), logit_std=_f(r["logit_std"]),
             min_abs_logit=_f(r["min_abs_logit"]), ln_min_std=_f(r["ln_min_std"]),
-            ln_max_normaliser=_f(r["ln_max_normaliser"]), ln_degenerate=int(r["ln_degenerate"]),
+            ln_max_normaliser=_f(r["ln_max_normaliser"]), ln_degenerate=int(r["ln_degenerate"] or 0),
             lipschitz_theta=_f(r.get("lipschitz_theta")), profile=tuple(r["profile"]),
         ))  # fmt: skip
     return out
