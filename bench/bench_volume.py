@@ -1,6 +1,7 @@
 """Random-model profiling benchmark (study `volume`), every ratio measured side by side in one run.
 
 (a) profile vs forward: models profiled per second at each N (L = 2, D = 16, EOS read-out, eps = 0),
+    beside the pre-engine job's per-model work (forward in 16,384-string chunks, profile, flips),
     where one profile is what `volume.random_profiles` does for a model under one eps: the logit table
     on all 2^N strings with LayerNorm statistics, then for each margin (0, 0.01, 0.1) the labels, the
     profile, the same-balance control and the one-bit changes. "Forward" is a bare batched forward of
@@ -22,6 +23,7 @@ from functools import partial
 
 import torch
 
+from learnability.boolean import profile_from_truth_table
 from learnability.boolean.balance import (
     _cached_samples,
     k0_at_least_probability,
@@ -34,7 +36,12 @@ from learnability.jobs.volume import (
     table_summary,
     theorem_bound,
 )
-from learnability.measure.recogniser import ensemble_logit_tables, logit_table
+from learnability.measure.recogniser import (
+    ensemble_logit_tables,
+    logit_table,
+    mean_one_bit_change,
+    one_bit_changes,
+)
 from learnability.measure.sensitivity import all_bit_strings, default_chunk, model_outputs
 from learnability.models import build_model
 
@@ -69,6 +76,16 @@ def profile_models(models: list, n: int, device: torch.device) -> None:
         decision_rows(table, n, [0.0, 0.01, 0.1], bound, draws=100)
 
 
+def former_models(models: list, n: int, device: torch.device) -> None:
+    """The pre-engine job's work per model: one forward in 16,384-string chunks, the profile of [T > 0],
+    the one-bit changes; no LayerNorm statistics, margins or control."""
+    for m in models:
+        table = model_outputs(m, n, device, 16384).cpu()
+        profile_from_truth_table((table > 0).numpy().astype("uint8"), n, fourier=False)
+        one_bit_changes(table, n)
+        mean_one_bit_change(table, n)
+
+
 def forward_models(models: list, n: int, device: torch.device) -> None:
     tokens = all_bit_strings(n, device)
     chunk = default_chunk(n, 16, 32)
@@ -84,19 +101,22 @@ def bench_profile(ns: list[int], reps: int, device: torch.device) -> None:
         count = 16 if n <= 12 else 2
         models = _models(n, count, device)
         profile_models(models[:1], n, device)  # warm-up (and the control caches stay cold below)
-        prof, fwd, ratios = [], [], []
+        prof, fwd, old, ratios, gains = [], [], [], [], []
+        fns = [profile_models, forward_models, former_models]
         for rep in range(reps):
-            order = (
-                (profile_models, forward_models) if rep % 2 else (forward_models, profile_models)
-            )
+            order = fns[rep % 3 :] + fns[: rep % 3]  # rotate which goes first
             times = {fn.__name__: timed(partial(fn, models, n, device), device) for fn in order}
             prof.append(times["profile_models"])
             fwd.append(times["forward_models"])
+            old.append(times["former_models"])
             ratios.append(times["profile_models"] / times["forward_models"])
+            gains.append(times["former_models"] / times["profile_models"])
+        o = statistics.median(old)
         p, f = statistics.median(prof), statistics.median(fwd)
         print(f"  N={n:2d}: {count / p:8.2f} models/s profiled ({count / p / 3:6.2f} models/s under the "
               f"job's 3 eps) | bare forward {count / f:8.2f} models/s | profile/forward "
-              f"{statistics.median(ratios):.2f}")  # fmt: skip
+              f"{statistics.median(ratios):.2f} | pre-engine profile {count / o:8.2f} models/s, "
+              f"now/pre-engine speed {statistics.median(gains):.2f}×")  # fmt: skip
 
 
 def bench_chunks(n: int, reps: int, device: torch.device) -> None:

@@ -132,8 +132,11 @@ def k0_positive_evidence(results: StudyResults, choices: Choices) -> Evidence:
     obs = _paired(picked, lambda r: float(r.k0 > 0), lambda r: r.ctrl_k0_positive)
     top = max(r.n for r in picked)
     balanced = [rec.metrics for rec in results.of(CONTROL) if int(rec.metrics["n"]) == top]
-    for m in balanced:  # the null the pre-engine study used (1 − 1/e): independent functions
-        obs += [Obs(f"f{i}", float(k > 0), None, "random functions") for i, k in enumerate(m["k0"])]
+    if choices.get("null") == "uniform":  # the pre-engine null (1 − 1/e): independent functions
+        for m in balanced:
+            obs += [
+                Obs(f"f{i}", float(k > 0), None, "random functions") for i, k in enumerate(m["k0"])
+            ]
     rate = ", ".join(f"{sum(k > 0 for k in m['k0'])}/{len(m['k0'])}" for m in balanced)
     notes = _describe(picked, results, choices) + (
         f"; uniformly random functions at N = {top}: K_0 > 0 in {rate} (1 − 1/e = 0.632)"
@@ -280,7 +283,7 @@ def random_claims(plan: Plan[VolumeParams]) -> list[Claim]:
                     PRE_ENGINE,
                     f"{PRE_ENGINE_WHY}: all models (constant ones included) "
                     "against uniformly random functions",
-                    {"models": "all", "variant": "drawn", "eps": "all"},
+                    {"models": "all", "variant": "drawn", "eps": "all", "null": "uniform"},
                 ),
             ),
         ),

@@ -153,6 +153,7 @@ class TrainedRun:
     status: str
     agreement: float  # agreement with the target on all 2^n strings
     steps: int
+    budget: int  # the step budget of its config
     plateaued: bool  # did not improve its test loss over the last half of its evaluations
     left_start: bool  # best test loss below 0.9 of the constant predictor's (1.0 on ±1 targets)
     model_k0: float
@@ -189,7 +190,8 @@ def trained_runs(results: StudyResults) -> list[TrainedRun]:
         out.append(TrainedRun(
             function=str(c["task"]["function"]), n=int(c["task"]["n"]), seed=int(c.get("seed", 0)),
             status=str(m.get("status", rec.status)), agreement=0.0 if agreement is None else float(agreement),
-            steps=int(m.get("steps") or 0), plateaued=flat, left_start=left,
+            steps=int(m.get("steps") or 0), budget=int(c.get("train", {}).get("steps") or 0),
+            plateaued=flat, left_start=left,
             model_k0=_f(m.get("model_K0")), target_k0=_f(m.get("target_K0")),
         ))  # fmt: skip
     return out
