@@ -16,7 +16,7 @@ MODULES: dict[str, str] = {
     "testing": "learnability.sweep.testing",
     "sensitivity": "learnability.studies.sensitivity",
     "volume": "learnability.jobs.volume",
-    "sparse_xor": "learnability.studies.sparse_xor",
+    "sparse_xor": "learnability.jobs.sparse_xor",
     "random": "learnability.studies.random_transformers",
 }
 

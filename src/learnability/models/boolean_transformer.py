@@ -32,12 +32,13 @@ every position of every layer is computed and the softmax is explicit.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
 from torch import Tensor, nn
 
+from learnability.config import HASH_OMIT_DEFAULT
 from learnability.errors import UserError, check_choice
 from learnability.models.layers import Block, LayerNorm, check_tokens, default_init
 from learnability.models.trace import Trace
@@ -68,10 +69,13 @@ class BooleanTransformerConfig:
     init: Literal["default", "uniform", "gaussian", "xavier_uniform", "xavier_normal"] = "default"
     # B of uniform [-B, B] / σ of gaussian (both 10 in Bhattamishra et al. 2023)
     init_scale: float = 10.0
-    # overrides of the scheme for some parameters (module doc); "scheme" keeps the scheme's draw
-    ln_init: Literal["scheme", "unit"] = "scheme"
-    bias_init: Literal["scheme", "zero"] = "scheme"
-    readout_bias_init: Literal["scheme", "zero"] = "scheme"
+    # overrides of the scheme for some parameters (module doc); "scheme" keeps the scheme's draw and
+    # is left out of run ids, so runs stored before these settings existed keep their ids
+    ln_init: Literal["scheme", "unit"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    bias_init: Literal["scheme", "zero"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    readout_bias_init: Literal["scheme", "zero"] = field(
+        default="scheme", metadata=HASH_OMIT_DEFAULT
+    )
 
     def __post_init__(self) -> None:
         self.validate()
