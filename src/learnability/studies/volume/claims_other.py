@@ -282,7 +282,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
                     "2026-11-30",
                     "the v2 evidence treated runs that never left the constant predictor as failures "
                     "to learn; at the quick scale every unlearned PARITY run at N = 14 did, while N = 10 "
-                    "needed 2,750–3,000 of 3,000 steps, so v3 calls such a budget inconclusive "
+                    "needed 2,600–3,000 of 3,000 steps, so v3 calls such a budget inconclusive "
                     "(the issue's 'failure to learn, not failure to start')",
                     {"start_check": "plateau only"},
                 ),
