@@ -281,3 +281,17 @@ def test_random_claims_judge_models_against_their_own_balance(tmp_path):
     assert claims["measure-zero"].verdict == "inconclusive"
     # counting the 12 constant models too (the pre-engine choice) still leaves 24 units < 0.05 bound
     assert claims["measure-zero"].history[-1]["verdict"] in VERDICTS
+
+
+def test_bound_claim_is_vacuous_without_a_non_trivial_cell(tmp_path):
+    from learnability.sweep.store import RunRecord
+
+    n = 10  # L1 D8: bound 10^-1.5 < 1, met by any K_0 ≥ 1
+    rows = [_row(j, n, 0.0, 300 + j, 5, 0.2) for j in range(12)]
+    config = {"n": n, "init": "uniform", "depth": 1, "width": 8}
+    metrics = {"rows": rows, "bound_label": jobs.bound_label(n, 1, 8)}
+    record = RunRecord("b", "volume/bound/L1D8", "volume.random_profiles", config, "ok", metrics,
+                       None, 1.0)  # fmt: skip
+    report = analyse_records(STUDY, [record], QUICK, tmp_path)
+    bound = next(c for c in report.claims if c.id == "volume/bound")
+    assert bound.verdict == "vacuous" and "1 vacuous" in bound.measured
