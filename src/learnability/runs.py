@@ -18,7 +18,7 @@ seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `
 Torch uses `threads` threads during the run (default 1, as sweeps): a sum's rounding depends on how it
 is split, so the thread count is part of the run id when it is not 1.
 Measures named in `track` are also taken at every evaluation (they appear in the metrics log and, as
-`history`, in the result). Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
+`history`, in the result); `keep_history` returns the history of the plain evaluations alone. Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
 `seed` (independent directions across batches). Boolean tasks also report the target's own profile:
 target_as, target_K0, target_max_sensitivity, target_degree (when the analysis module has them).
 A diverged run skips the measures. `register_measure(name)` adds a measure (a study may add its own).
@@ -74,6 +74,9 @@ class TrainJobConfig:
     # torch threads of the run: a float sum's order depends on it, so it is part of the run id
     # (when not 1, the default and what sweeps use: runs stored before it existed keep their id)
     threads: int = field(default=1, metadata=HASH_OMIT_DEFAULT)
+    # return the evaluation history (as with `track`) without tracking a measure; not in the run id
+    # when off, so runs stored before it existed keep their id
+    keep_history: bool = field(default=False, metadata=HASH_OMIT_DEFAULT)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -410,7 +413,7 @@ def _run_train(
         "trainable_params": sum(p.numel() for p in trainer.params),
         **{k: v for k, v in result.final.items()},
     }
-    if config.track:
+    if config.track or config.keep_history:
         metrics["history"] = result.history
     metrics.update(target_summary(task))
     if result.status != "diverged":

@@ -15,7 +15,7 @@ MODULES: dict[str, str] = {
     "train": "learnability.runs",
     "testing": "learnability.sweep.testing",
     "sensitivity": "learnability.jobs.sensitivity",
-    "volume": "learnability.studies.volume",
+    "volume": "learnability.jobs.volume",
     "sparse_xor": "learnability.jobs.sparse_xor",
     "random": "learnability.studies.random_transformers",
 }

@@ -18,6 +18,12 @@ Linear kaiming-uniform, Xavier-uniform q/k/v); `uniform` draws *every* parameter
 biases included) from U[−B, B] with B = `init_scale`; `gaussian` every parameter from N(0, σ²), σ =
 `init_scale`; `xavier_uniform` / `xavier_normal` apply Xavier to every matrix (q, k and v separately,
 embeddings included) with zero biases and LayerNorm 1 / 0.
+Three named settings override the scheme for some parameters, after it has drawn them (so the other
+parameters, and the random stream, are the same whichever is chosen): `ln_init` ("scheme" as above, or
+"unit": every LayerNorm gain 1 and bias 0, as the public code of Bhattamishra et al. 2023 keeps them),
+`bias_init` ("scheme", or "zero": every bias of the attention and MLP linears 0, that code's default) and
+`readout_bias_init` ("scheme", or "zero": the read-out bias b of T(x) = wᵀy + b is 0). The defaults
+("scheme") are the historical behaviour.
 
 Speed: without a trace, attention runs through `F.scaled_dot_product_attention` with a fused q/k/v
 projection, and since only one position is read, the last layer computes that position only (its keys
@@ -28,12 +34,13 @@ every position of every layer is computed and the softmax is explicit.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
 from torch import Tensor, nn
 
+from learnability.config import HASH_OMIT_DEFAULT
 from learnability.errors import UserError, check_choice
 from learnability.models.layers import Block, LayerNorm, SelfAttention, check_tokens, default_init
 from learnability.models.trace import Trace
@@ -64,6 +71,13 @@ class BooleanTransformerConfig:
     init: Literal["default", "uniform", "gaussian", "xavier_uniform", "xavier_normal"] = "default"
     # B of uniform [-B, B] / σ of gaussian (both 10 in Bhattamishra et al. 2023)
     init_scale: float = 10.0
+    # overrides of the scheme for some parameters (module doc); "scheme" keeps the scheme's draw and
+    # is left out of run ids, so runs stored before these settings existed keep their ids
+    ln_init: Literal["scheme", "unit"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    bias_init: Literal["scheme", "zero"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    readout_bias_init: Literal["scheme", "zero"] = field(
+        default="scheme", metadata=HASH_OMIT_DEFAULT
+    )
 
     def __post_init__(self) -> None:
         self.validate()
@@ -76,6 +90,9 @@ class BooleanTransformerConfig:
         check_choice("positions", self.positions, ("learned", "sinusoidal", "alibi", "none"))
         check_choice("readout", self.readout, ("last", "eos", "cls", "all"))
         check_choice("init scheme", self.init, INITS)
+        check_choice("ln_init", self.ln_init, ("scheme", "unit"))
+        check_choice("bias_init", self.bias_init, ("scheme", "zero"))
+        check_choice("readout_bias_init", self.readout_bias_init, ("scheme", "zero"))
         for name in ("n_layers", "n_heads", "d_model", "d_ff", "max_len", "vocab_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -151,8 +168,12 @@ class BooleanTransformer(nn.Module):
         """Initialise every parameter by the configured scheme, from `generator` (global RNG if None)."""
         c, g = self.config, generator
         default_init(self, g)
-        if c.init == "default":
-            return
+        if c.init != "default":
+            self._scheme_init(g)
+        self._override_init()
+
+    def _scheme_init(self, g: torch.Generator | None) -> None:
+        c = self.config
         for name, p in self.named_parameters():
             if c.init == "uniform":
                 nn.init.uniform_(p, -c.init_scale, c.init_scale, generator=g)
@@ -172,6 +193,21 @@ class BooleanTransformer(nn.Module):
                     p.data.split(c.d_model) if name.endswith("in_proj.weight") else [p.data]
                 ):
                     xavier(block, generator=g)
+
+    @torch.no_grad()
+    def _override_init(self) -> None:
+        """The named overrides of the scheme (no random draws, so the scheme's stream is unchanged)."""
+        c = self.config
+        norms = [m for m in self.modules() if isinstance(m, LayerNorm)]
+        linears = [m for m in self.modules() if isinstance(m, nn.Linear) and m is not self.readout]
+        for norm in norms if c.ln_init == "unit" else []:
+            norm.weight.fill_(1.0)
+            norm.bias.zero_()
+        for linear in linears if c.bias_init == "zero" else []:
+            if linear.bias is not None:
+                linear.bias.zero_()
+        if c.readout_bias_init == "zero":
+            self.readout.bias.zero_()
 
     def positional_parameter_names(self) -> set[str]:
         return {"position_embedding.weight"} if self.config.positions == "learned" else set()
