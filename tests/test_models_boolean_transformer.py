@@ -312,3 +312,36 @@ def test_runs_on_device_and_on_all_inputs_at_once(device):
         traced, _ = model(bits, trace=True)
     assert out.shape == (2**n,) and out.device.type == torch.device(device).type
     assert torch.allclose(out, traced, atol=1e-4)
+
+
+def test_named_init_overrides_keep_every_other_parameter():
+    # ln_init / bias_init / readout_bias_init override the scheme after it drew everything: the other
+    # parameters are bit-identical, and the defaults ("scheme") are the historical behaviour
+    base = dict(n_layers=2, n_heads=2, d_model=8, d_ff=16, readout="eos", init="uniform", max_len=6)
+    drawn = dict(build_model(BooleanTransformerConfig(**base), seed=3).named_parameters())
+    public = dict(
+        build_model(
+            BooleanTransformerConfig(
+                **base, ln_init="unit", bias_init="zero", readout_bias_init="zero"
+            ),
+            seed=3,
+        ).named_parameters()
+    )
+    for name, p in public.items():
+        if ".ln" in name:
+            assert torch.all(p == (1.0 if name.endswith("weight") else 0.0)), name
+        elif name.endswith("bias"):
+            assert torch.all(p == 0), name
+        else:
+            assert torch.equal(p, drawn[name]), name
+    assert (
+        drawn["layers.0.ln1.weight"].abs().max() > 1
+    )  # the scheme draws LayerNorm from U[−10, 10]
+    assert drawn["readout.bias"].abs().item() > 0
+    only_readout = build_model(
+        BooleanTransformerConfig(**base, readout_bias_init="zero"), seed=3
+    ).state_dict()
+    assert only_readout["readout.bias"].item() == 0
+    assert torch.equal(only_readout["layers.0.ln1.bias"], drawn["layers.0.ln1.bias"])
+    with pytest.raises(UserError, match="ln_init"):
+        BooleanTransformerConfig(ln_init="ones")

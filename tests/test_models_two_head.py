@@ -164,3 +164,15 @@ def test_build_leaves_global_rng_alone_and_is_seeded() -> None:
     assert torch.equal(a.theta_tilde, -a.theta)
     trainable = {n for n, p in a.named_parameters() if p.requires_grad}
     assert not a.V.requires_grad and trainable == {"theta", "theta_tilde"}
+
+
+def test_scaled_kinds_are_the_unscaled_ones_over_d_and_start_at_the_zero_predictor() -> None:
+    model = _model(512, 41, seed=3)
+    p, q = model.support
+    s = torch.stack([model.theta, model.theta_tilde]).detach() @ model.V.T
+    assert torch.allclose(attention_weights(s, "linear_norm"), attention_weights(s, "linear") / 512)
+    assert torch.allclose(attention_weights(s, "erf_norm"), attention_weights(s, "erf") / 512)
+    for kind, lo, hi in (("linear", 100, 2000), ("erf", 100, 2000), ("linear_norm", 0.99, 1.01),
+                         ("erf_norm", 0.99, 1.01), ("softmax", 0.99, 1.01)):  # fmt: skip
+        w = attention_weights(s, kind)
+        assert lo < float(population_loss(w[0], w[1], p, q)) < hi, kind

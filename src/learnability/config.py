@@ -32,6 +32,7 @@ import yaml
 from learnability.errors import UserError, did_you_mean
 
 __all__ = [
+    "HASH_OMIT_DEFAULT",
     "apply_overrides",
     "config_hash",
     "from_dict",
@@ -224,8 +225,8 @@ def _convert_tagged(members: tuple[type, ...], value: Any, path: str, default: A
 def _field_default(f: dataclasses.Field) -> Any:
     if f.default is not _MISSING:
         return f.default
-    if f.default_factory is not _MISSING:  # type: ignore[misc]
-        return f.default_factory()  # type: ignore[misc]
+    if f.default_factory is not _MISSING:
+        return f.default_factory()
     return _MISSING
 
 
@@ -254,7 +255,7 @@ def _build(cls: type, data: Any, path: str) -> Any:
         if f.name in data:
             default = _field_default(f) if _is_union(hints[f.name]) else _MISSING
             kwargs[f.name] = _convert(hints[f.name], data[f.name], sub, default)
-        elif f.default is _MISSING and f.default_factory is _MISSING:  # type: ignore[misc]
+        elif f.default is _MISSING and f.default_factory is _MISSING:
             raise UserError(f"{sub}: missing required field ({_type_name(hints[f.name])})")
     try:
         return cls(**kwargs)
@@ -389,18 +390,41 @@ def apply_overrides(data: dict, overrides: list[str], cls: type | None = None) -
     return out
 
 
+MAX_CONFIG_BYTES = 10_000_000  # a config file is values only: megabytes mean a wrong file
+
+
 def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; a missing file or bad YAML is a UserError naming the file (and line)."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"config file {str(path)!r} does not exist")
     try:
-        data = yaml.safe_load(path.read_text())
+        if path.is_dir():
+            raise UserError(f"config file {str(path)!r} is a folder; give a .yaml file")
+        if not path.is_file():
+            raise UserError(f"config file {str(path)!r} does not exist")
+        if path.stat().st_size > MAX_CONFIG_BYTES:
+            raise UserError(
+                f"config file {str(path)!r} has {path.stat().st_size:,} bytes; a config file may "
+                f"have at most {MAX_CONFIG_BYTES:,}"
+            )
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserError(
+            f"config file {str(path)!r} is not UTF-8 text (byte {exc.start}: {exc.reason}); "
+            "save it as UTF-8"
+        ) from None
+    except OSError as exc:  # unreadable, or a name longer than the file system allows
+        raise UserError(
+            f"config file {str(path)!r} cannot be read: {exc.strerror or type(exc).__name__}"
+        ) from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise UserError(f"{path}:{where} is not valid YAML: {problem}") from None
+    except RecursionError:
+        raise UserError(f"{path}: the YAML nests too deeply to be a config") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -412,9 +436,38 @@ def canonical_json(data: Any) -> str:
     return json.dumps(to_dict(data), sort_keys=True, separators=(",", ":"), allow_nan=True)
 
 
+# Field metadata marking a setting added after runs were stored: at its default it is left out of the
+# run id, so adding it does not change the id (and orphan the results) of any run stored before.
+HASH_OMIT_DEFAULT = {"hash": "omit_default"}
+
+
+def _hashed(obj: Any) -> Any:
+    """`to_dict(obj)` without the HASH_OMIT_DEFAULT fields that hold their default."""
+    if hasattr(type(obj), "__dataclass_fields__") and not isinstance(obj, type):
+        out = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            if f.metadata.get("hash") == "omit_default" and value == _field_default(f):
+                continue
+            out[f.name] = _hashed(value)
+        return out
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if isinstance(obj, (list, tuple)):
+        return [_hashed(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: _hashed(v) for k, v in obj.items()}
+    return to_dict(obj)
+
+
 def config_hash(job: str, config: Any) -> str:
-    """Stable id of a run: sha256 of the sorted JSON of job + resolved config, 16 hex digits."""
-    text = canonical_json({"job": job, "config": to_dict(config)})
+    """Stable id of a run: sha256 of the sorted JSON of job + resolved config, 16 hex digits.
+
+    Pass the config dataclass (not its `to_dict` form) so fields marked HASH_OMIT_DEFAULT are
+    recognised."""
+    # (_hashed gives plain data already: no second to_dict pass, the same text as canonical_json)
+    data = {"job": job, "config": _hashed(config)}
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

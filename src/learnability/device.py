@@ -7,6 +7,20 @@ import torch
 from learnability.errors import UserError
 
 
+def check_device(spec: str) -> str:
+    """`spec` if it is written as a device ('auto', 'cpu', 'cuda', 'cuda:N'), whether or not this
+    machine has it (configs are checked where they are written, not where they run)."""
+    text = spec.strip().lower() if isinstance(spec, str) else spec
+    if text in ("auto", "cpu", "cuda") or (
+        isinstance(text, str)
+        and text.startswith("cuda:")
+        and text[5:].isascii()
+        and text[5:].isdigit()
+    ):
+        return spec
+    raise UserError(f"unknown device {spec!r}; allowed: auto, cpu, cuda, cuda:N")
+
+
 def resolve_device(spec: str | torch.device | None = "auto") -> torch.device:
     """'auto' (CUDA if present, else CPU), 'cpu', 'cuda' or 'cuda:N'."""
     if isinstance(spec, torch.device):
@@ -23,7 +37,7 @@ def resolve_device(spec: str | torch.device | None = "auto") -> torch.device:
             )
         if ":" in spec:
             index = spec.split(":", 1)[1]
-            if not index.isdigit() or int(index) >= torch.cuda.device_count():
+            if not (index.isascii() and index.isdigit()) or int(index) >= torch.cuda.device_count():
                 raise UserError(
                     f"device {spec!r} does not exist; this machine has cuda:0..cuda:{torch.cuda.device_count() - 1}"
                 )

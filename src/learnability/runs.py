@@ -15,12 +15,15 @@ seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `
 - "sharpness_gauss": N(0, `sharpness_eps`²) per coordinate, mean loss increase → sharpness_gauss(_ci_low/_ci_high),
 - "length_generalisation": length_acc {bucket: accuracy},
 - "pca": pca_vs_neurons per hidden state (fractions for k in `pca_ks`).
+Torch uses `threads` threads during the run (default 1, as sweeps): a sum's rounding depends on how it
+is split, so the thread count is part of the run id when it is not 1.
 Measures named in `track` are also taken at every evaluation (they appear in the metrics log and, as
-`history`, in the result). Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
+`history`, in the result); `keep_history` returns the history of the plain evaluations alone. Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
 `seed` (independent directions across batches). Boolean tasks also report the target's own profile:
 target_as, target_K0, target_max_sensitivity, target_degree (when the analysis module has them).
 A diverged run skips the measures. `register_measure(name)` adds a measure (a study may add its own).
-The final model is saved to run_dir/model.pt ({"kind": "learnability.model", job config, state_dict}).
+The final model is saved to run_dir/model.pt (see `learnability.checkpoints`: plain data, read with
+weights_only=True and checked against its config).
 """
 
 from __future__ import annotations
@@ -34,14 +37,19 @@ from typing import Any
 import torch
 from torch import nn
 
+# checkpoint I/O lives in learnability.checkpoints (safe loading); re-exported for older imports
+from learnability.checkpoints import load_model, save_model
+from learnability.config import HASH_OMIT_DEFAULT
 from learnability.device import resolve_device
-from learnability.errors import UserError, did_you_mean
+from learnability.errors import UserError, check_int, check_number, did_you_mean
 from learnability.models import BooleanTransformerConfig, ModelConfig
 from learnability.tasks import Task, build_task, task_config_union
 from learnability.tasks.boolean import BooleanTask, BooleanTaskConfig
 from learnability.train import TrainConfig, Trainer, seeded_model
 
 TaskConfig = task_config_union()
+MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes 64-bit seeds
+MAX_THREADS = 1024
 
 
 @dataclass
@@ -63,6 +71,37 @@ class TrainJobConfig:
     data_seed: int = 0  # data splits and batch sampling
     device: str = "cpu"  # used by run_train when no device is passed (a sweep's device wins)
     save_model: bool = True
+    # torch threads of the run: a float sum's order depends on it, so it is part of the run id
+    # (when not 1, the default and what sweeps use: runs stored before it existed keep their id)
+    threads: int = field(default=1, metadata=HASH_OMIT_DEFAULT)
+    # return the evaluation history (as with `track`) without tracking a measure; not in the run id
+    # when off, so runs stored before it existed keep their id
+    keep_history: bool = field(default=False, metadata=HASH_OMIT_DEFAULT)
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """One-line UserError for a setting out of range or a model the task or freeze spec cannot
+        use: checked when the config is built, so `sweep --dry-run` finds what the run would."""
+        from learnability.device import check_device
+
+        check_int("measure_batch", self.measure_batch, 1)
+        check_number("profile_margin", self.profile_margin, 0)
+        check_number("sharpness_rho", self.sharpness_rho, 0, low_open=True)
+        check_number("sharpness_eps", self.sharpness_eps, 0, low_open=True)
+        check_int("sharpness_directions", self.sharpness_directions, 1)
+        for i, k in enumerate(self.pca_ks):
+            check_int(f"pca_ks[{i}]", k, 1)
+        check_int("seed", self.seed, 0, MAX_SEED)
+        check_int("data_seed", self.data_seed, 0, MAX_SEED)
+        check_int("threads", self.threads, 1, MAX_THREADS)
+        check_device(self.device)
+        check_measures(self.measure, "measure")
+        check_measures(self.track, "track")
+        _check_task_fits_model(self.task, self.model)
+        if not isinstance(self.train.freeze, str) or self.train.freeze == "embeddings":
+            _check_freeze(self.model, self.train.freeze)
 
 
 @dataclass
@@ -218,12 +257,53 @@ def _pca(ctx: MeasureContext) -> dict[str, Any]:
     return {"pca": pca_vs_neurons(ctx.model, ctx.batch.inputs, ctx.config.pca_ks, ctx.device)}
 
 
-def check_measures(names: list[str]) -> None:
+def check_measures(names: list[str], what: str = "measure") -> None:
+    """UserError for a name that is not a registered measure (`what` names the setting)."""
     for name in names:
         if name not in MEASURES:
             raise UserError(
-                f"unknown measure {name!r}{did_you_mean(name, MEASURES)}; allowed: {', '.join(sorted(MEASURES))}"
+                f"unknown {what} {name!r}{did_you_mean(str(name), MEASURES)}; allowed: {', '.join(sorted(MEASURES))}"
             )
+
+
+def _check_freeze(model: Any, freeze: str | list[str]) -> None:
+    # the model's parameter names come from a model built on the meta device (no weights allocated)
+    from learnability.checkpoints import parameter_names
+    from learnability.train import select_trainable
+
+    try:
+        select_trainable(parameter_names(model), freeze)
+    except UserError as exc:
+        raise UserError(f"train.freeze: {exc}") from None
+
+
+def _check_task_fits_model(task: Any, model: Any) -> None:
+    """What is known from the two configs alone: a Boolean task's length and vocabulary against the
+    model's input size, position table and vocabulary (other tasks are checked when built)."""
+    if not isinstance(task, BooleanTaskConfig):
+        return
+    longest = max(v for v in (task.n, task.min_len, task.max_len) if v is not None)
+    arch = getattr(model, "arch", None)
+    if arch == "mlp" and model.n_inputs != task.n:
+        raise UserError(
+            f"model.n_inputs={model.n_inputs} does not match task.n={task.n}; an MLP reads "
+            f"exactly n bits: set model.n_inputs={task.n}"
+        )
+    if arch == "mlp" and longest != task.n:
+        raise UserError("an MLP reads one fixed length; unset task.min_len / task.max_len")
+    if arch == "boolean_transformer" and model.positions == "learned" and longest > model.max_len:
+        raise UserError(
+            f"task strings of length {longest} are longer than model.max_len={model.max_len} (the "
+            f"learned position table); set model.max_len ≥ {longest} or model.positions=sinusoidal"
+        )
+    if arch == "gpt" and longest > model.max_len:
+        raise UserError(
+            f"task strings of length {longest} are longer than model.max_len={model.max_len}; "
+            f"set model.max_len ≥ {longest}"
+        )
+    vocab = getattr(model, "vocab_size", None)
+    if vocab is not None and vocab < 2:
+        raise UserError(f"model.vocab_size={vocab} is too small for bit strings; it must be ≥ 2")
 
 
 def run_measures(
@@ -270,50 +350,6 @@ def target_summary(task: Task) -> dict[str, Any]:
     return out
 
 
-# -- checkpoints -------------------------------------------------------------------------------------------
-def save_model(path: str | Path, model: nn.Module, config: TrainJobConfig) -> Path:
-    from learnability.config import to_dict
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torch.save(
-        {
-            "kind": "learnability.model",
-            "job_config": to_dict(config),
-            "state_dict": model.state_dict(),
-        },
-        path,
-    )
-    return path
-
-
-def load_model(
-    path: str | Path, device: torch.device | str = "cpu"
-) -> tuple[nn.Module, TrainJobConfig]:
-    """Rebuild the model saved by the train job; UserError for a file that is not one or does not fit."""
-    from learnability.config import from_dict
-
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(f"checkpoint {str(path)!r} does not exist")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as exc:
-        raise UserError(f"cannot read checkpoint {str(path)!r}: {type(exc).__name__}") from None
-    if not isinstance(payload, dict) or payload.get("kind") != "learnability.model":
-        raise UserError(f"{str(path)!r} is not a model checkpoint of the train job (model.pt)")
-    config = from_dict(TrainJobConfig, payload["job_config"])
-    model = seeded_model(config.model, config.seed)
-    try:
-        model.load_state_dict(payload["state_dict"])
-    except RuntimeError as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise UserError(
-            f"checkpoint {str(path)!r} does not fit its model config: {first}"
-        ) from None
-    return model.to(resolve_device(device)), config
-
-
 # -- the job -----------------------------------------------------------------------------------------------
 def run_train(
     config: TrainJobConfig,
@@ -322,7 +358,26 @@ def run_train(
     log: Callable[[int, dict[str, Any]], None] | None = None,
     progress: bool = False,
 ) -> dict[str, Any]:
-    """Train and measure as the `train` job does, without the sweep machinery (see the module docstring)."""
+    """Train and measure as the `train` job does, without the sweep machinery (see the module docstring).
+
+    Torch runs on `config.threads` threads meanwhile (restored afterwards): the run id covers them."""
+    before = torch.get_num_threads()
+    if before != config.threads:
+        torch.set_num_threads(config.threads)
+    try:
+        return _run_train(config, run_dir, device, log, progress)
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)
+
+
+def _run_train(
+    config: TrainJobConfig,
+    run_dir: str | Path | None,
+    device: torch.device | str | None,
+    log: Callable[[int, dict[str, Any]], None] | None,
+    progress: bool,
+) -> dict[str, Any]:
     device = resolve_device(device if device is not None else config.device)
     check_measures(config.measure + config.track)
     task = build_task(config.task, data_seed=config.data_seed)
@@ -358,7 +413,7 @@ def run_train(
         "trainable_params": sum(p.numel() for p in trainer.params),
         **{k: v for k, v in result.final.items()},
     }
-    if config.track:
+    if config.track or config.keep_history:
         metrics["history"] = result.history
     metrics.update(target_summary(task))
     if result.status != "diverged":

@@ -7,7 +7,7 @@
   patterns over parameter names (`fnmatch`, e.g. ["layers.*.attn.*", "readout.*"]) naming the parameters
   that train. Every pattern must match something and something must be left to train, else `UserError`.
   Frozen parameters are left out of the optimiser, so they stay bit-identical (no weight decay touches them).
-- Losses: "mse" (scalar output (B,) vs targets (B,), or per-position (B,T) on `mask`), "ce" (logits (B,T,V) vs targets (B,T) on the positions
+- Losses: "mse" (scalar output (B,) vs targets (B,), or per-position (B,T) averaged over the `mask`), "ce" (logits (B,T,V) vs targets (B,T) on the positions
   in `mask`), "kl" (KL(target ‖ model) of the last position's distribution; logits (B,V) or (B,T,V)).
 - Data: streamed tasks draw a fresh batch per step from a generator seeded with the data seed; fixed-dataset
   tasks draw minibatches (with replacement) from `task.train_set()`, or use it whole if it fits in one batch.
@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from learnability.device import resolve_device
-from learnability.errors import UserError, check_choice
+from learnability.errors import UserError, check_choice, check_int, check_number
 from learnability.tasks.base import Batch, Task
 
 EMBEDDING_PATTERNS = ["token_embedding.*", "position_embedding.*", "unembedding.*", "readout.*"]
@@ -67,6 +67,57 @@ class TrainConfig:
     checkpoint_path: str | None = None
     resume: bool = False  # continue from checkpoint_path if it exists
 
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """One-line UserError for any setting out of range (run when built, so `--dry-run` sees it)."""
+        check_choice("train.optimizer", self.optimizer, ["adamw", "sgd"])
+        check_choice("train.schedule", self.schedule, ["constant", "warmup_cosine"])
+        check_int("train.steps", self.steps, 0)
+        check_int("train.batch_size", self.batch_size, 1)
+        check_number("train.lr", self.lr, 0)
+        check_number("train.weight_decay", self.weight_decay, 0)
+        if not isinstance(self.betas, (list, tuple)) or len(self.betas) != 2:
+            raise UserError(
+                f"train.betas={self.betas!r} is not allowed; give two numbers in [0, 1), e.g. [0.9, 0.999]"
+            )
+        for i, beta in enumerate(self.betas):
+            check_number(f"train.betas[{i}]", beta, 0, 1, high_open=True)
+        check_number("train.momentum", self.momentum, 0, 1, high_open=True)
+        check_int("train.warmup_steps", self.warmup_steps, 0)
+        check_number("train.min_lr_ratio", self.min_lr_ratio, 0, 1)
+        if self.grad_clip is not None:
+            check_number("train.grad_clip", self.grad_clip, 0, low_open=True)
+        if isinstance(self.freeze, str):
+            check_choice("freeze spec", self.freeze, ["full", "embeddings"])
+        elif not isinstance(self.freeze, list) or not self.freeze:
+            raise UserError(
+                f"train.freeze={self.freeze!r} is not allowed; give 'full', 'embeddings' or a "
+                "non-empty list of parameter-name globs"
+            )
+        elif any(not isinstance(p, str) or not p.strip() for p in self.freeze):
+            raise UserError(
+                f"train.freeze={self.freeze!r} is not allowed; every pattern must be a non-empty glob"
+            )
+        check_int("train.eval_every", self.eval_every, 1)
+        if self.eval_size is not None:
+            check_int("train.eval_size", self.eval_size, 1)
+        check_int("train.eval_batch", self.eval_batch, 1)
+        if self.converge_loss is not None:
+            check_number("train.converge_loss", self.converge_loss, 0)
+        if self.converge_acc is not None:
+            check_number("train.converge_acc", self.converge_acc, 0, 1)
+        check_int("train.checkpoint_every", self.checkpoint_every, 0)
+        if self.checkpoint_path is not None and not str(self.checkpoint_path).strip():
+            raise UserError("train.checkpoint_path='' is not allowed; give a file path or null")
+        if self.resume and self.checkpoint_path is None and not self.checkpoint_every:
+            # (the train job fills in a path in the run folder when checkpoint_every is set)
+            raise UserError(
+                "train.resume=true resumes from train.checkpoint_path, which is not set; give "
+                "train.checkpoint_path=FILE (or train.checkpoint_every=N for the run folder)"
+            )
+
 
 @dataclass
 class TrainResult:
@@ -95,7 +146,11 @@ def seeded_model(config: Any, seed: int, device: torch.device | str = "cpu") -> 
 # -- freeze specs ------------------------------------------------------------------------------------------
 def trainable_names(model: nn.Module, freeze: str | list[str]) -> list[str]:
     """Names of the parameters that train under `freeze`; UserError for a spec that is wrong for this model."""
-    names = [n for n, _ in model.named_parameters()]
+    return select_trainable([n for n, _ in model.named_parameters()], freeze)
+
+
+def select_trainable(names: list[str], freeze: str | list[str]) -> list[str]:
+    """The parameter `names` that train under `freeze` (see `trainable_names`)."""
     if isinstance(freeze, str):
         check_choice("freeze spec", freeze, ["full", "embeddings"])
         if freeze == "full":
@@ -142,7 +197,12 @@ def compute_loss(
             output.reshape(output.shape[0], -1).float()
             - batch.targets.reshape(output.shape[0], -1).float()
         ) ** 2
-        per = per.mean(1)
+        if batch.mask is not None and batch.mask.numel() == per.numel():
+            # per-position targets: only the scored positions count (an all-True mask = plain mean)
+            m = batch.mask.reshape(per.shape).to(per.dtype)
+            per = (per * m).sum(1) / m.sum(1).clamp_min(1)
+        else:
+            per = per.mean(1)
     elif kind == "ce":
         logits = output.float()
         if logits.dim() == 2:  # (B, V) against a single target per row
@@ -227,23 +287,14 @@ class Trainer:
         self.eval_hook = (
             eval_hook  # extra metrics at each evaluation (e.g. sharpness during training)
         )
-        check_choice("optimizer", c.optimizer, ["adamw", "sgd"])
-        check_choice("schedule", c.schedule, ["constant", "warmup_cosine"])
-        for what, value in (
-            ("steps", c.steps),
-            ("batch_size", c.batch_size - 1),
-            ("eval_every", c.eval_every - 1),
-        ):
-            if value < 0:
-                raise UserError(f"train.{what} = {value} is not allowed; it must be positive")
-        if not (c.lr >= 0 and math.isfinite(c.lr)):
-            raise UserError(f"train.lr = {c.lr} is not allowed; need a finite lr ≥ 0")
-        if len(c.betas) != 2:
-            raise UserError(f"train.betas = {c.betas} is not allowed; give two numbers")
+        c.validate()  # again: a config may have been edited since it was built
         self.params = apply_freeze(self.model, c.freeze)
         if c.optimizer == "adamw":
             self.optimizer: torch.optim.Optimizer = torch.optim.AdamW(
-                self.params, lr=c.lr, betas=tuple(c.betas), weight_decay=c.weight_decay
+                self.params,
+                lr=c.lr,
+                betas=(float(c.betas[0]), float(c.betas[1])),
+                weight_decay=c.weight_decay,
             )
         else:
             self.optimizer = torch.optim.SGD(
@@ -272,38 +323,20 @@ class Trainer:
     def save_checkpoint(
         self, path: str | Path, step: int, generator: torch.Generator, state: dict[str, Any]
     ) -> None:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        payload = {
-            "kind": "learnability.trainer",
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "step": step,
-            "generator": generator.get_state(),
-            "state": state,
-            "train_config": asdict(self.config),
-        }
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        torch.save(payload, tmp)
-        tmp.replace(path)  # atomic: a run killed mid-save keeps its previous checkpoint
+        from learnability.checkpoints import save_trainer_checkpoint
+
+        # plain data, written atomically: a run killed mid-save keeps its previous checkpoint
+        save_trainer_checkpoint(
+            path, self.model, self.optimizer, step, generator, state, self.config
+        )
 
     def _load_checkpoint(
         self, path: Path, generator: torch.Generator
     ) -> tuple[int, dict[str, Any]]:
-        try:
-            payload = torch.load(path, map_location=self.device, weights_only=False)
-        except Exception as exc:
-            raise UserError(f"cannot read checkpoint {str(path)!r}: {exc}") from None
-        if not isinstance(payload, dict) or payload.get("kind") != "learnability.trainer":
-            raise UserError(f"checkpoint {str(path)!r} is not a trainer checkpoint")
-        try:
-            self.model.load_state_dict(payload["model"])
-        except RuntimeError as exc:
-            first = str(exc).strip().splitlines()[0]
-            raise UserError(f"checkpoint {str(path)!r} is from another model: {first}") from None
-        self.optimizer.load_state_dict(payload["optimizer"])
-        generator.set_state(payload["generator"])
-        return int(payload["step"]), payload["state"]
+        from learnability.checkpoints import load_trainer_checkpoint
+
+        # weights_only: a checkpoint path can come from a shared sweep file, so it must not run code
+        return load_trainer_checkpoint(path, self.model, self.optimizer, generator, self.config)
 
     # -- the loop ------------------------------------------------------------------------------------------
     def fit(self, data_seed: int = 0, init_seed: int | None = None) -> TrainResult:
@@ -480,5 +513,6 @@ __all__ = [
     "evaluate",
     "lr_factor",
     "seeded_model",
+    "select_trainable",
     "trainable_names",
 ]

@@ -45,6 +45,7 @@ import functools
 import math
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -685,10 +686,12 @@ def wilson_interval(successes: np.ndarray, trials: int, z: float) -> np.ndarray:
 
 def sample_profile(
     f: BooleanFunction, samples: int, *, seed: int = 0, confidence: float = 0.95, chunk: int = 4096,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SensitivityProfile:  # fmt: skip
     """Monte Carlo profile from `samples` uniform strings: each costs n + 1 evaluations of f (f is a black
     box here), done in vectorised chunks. Wilson intervals for fractions and influences, a normal interval
-    for as(f). No Fourier weights (they are not estimated)."""
+    for as(f). No Fourier weights (they are not estimated). `progress(done, samples)` is called after
+    each chunk."""
     f.require_boolean("sensitivity sampling")
     if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
         raise UserError(
@@ -717,6 +720,8 @@ def sample_profile(
         s_sum += float(sens.sum())
         s_sq += float((sens.astype(np.float64) ** 2).sum())
         done += b
+        if progress is not None:
+            progress(done, samples)
     fractions = hist / samples
     average = s_sum / samples
     var = max(s_sq / samples - average**2, 0.0) * samples / max(samples - 1, 1)
@@ -762,6 +767,7 @@ def _check01(values: np.ndarray, name: str) -> np.ndarray:
 def profile(
     f: Any, n: int | None = None, *, samples: int | None = None, seed: int = 0,
     confidence: float = 0.95, memory_budget: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> SensitivityProfile:  # fmt: skip
     """The notebook entry point: `profile("majority", 11)`, `profile(parity(10))`, `profile(tt)`.
 
@@ -773,7 +779,7 @@ def profile(
     if isinstance(f, BooleanFunction):
         f.require_boolean("sensitivity analysis")
         if samples is not None:
-            return sample_profile(f, samples, seed=seed, confidence=confidence)
+            return sample_profile(f, samples, seed=seed, confidence=confidence, progress=progress)
         check_exact(f.n, memory_budget)
         return profile_from_truth_table(
             f.truth_table(), f.n, memory_budget=memory_budget, name=f.name
@@ -781,6 +787,10 @@ def profile(
     if samples is not None:
         table, n = as_truth_table(f, n)
         return sample_profile(
-            BooleanFunction(n, "table", table=table), samples, seed=seed, confidence=confidence
+            BooleanFunction(n, "table", table=table),
+            samples,
+            seed=seed,
+            confidence=confidence,
+            progress=progress,
         )
     return profile_from_truth_table(f, n, memory_budget=memory_budget)

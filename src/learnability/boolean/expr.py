@@ -19,6 +19,7 @@ tables) or on a (B, n) batch.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -29,6 +30,11 @@ from learnability.errors import UserError
 
 FUNCTIONS = ("maj", "majority", "parity", "xor", "and", "or", "not", "thr")
 _SYMBOLS = "^|&~!(),"
+# ASCII only: str.isdigit() also accepts '٣' or '²', which must not silently become variable indices
+_DIGITS = frozenset("0123456789")
+_WORD_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_WORD = _WORD_START | _DIGITS
+_VARIABLE = re.compile(r"x(0|[1-9][0-9]*)")
 
 
 @dataclass(frozen=True)
@@ -60,15 +66,15 @@ def tokenize(source: str) -> list[Token]:
         ch = source[pos]
         if ch.isspace():
             pos += 1
-        elif ch.isalpha() or ch == "_":
+        elif ch in _WORD_START:
             end = pos
-            while end < len(source) and (source[end].isalnum() or source[end] == "_"):
+            while end < len(source) and source[end] in _WORD:
                 end += 1
             tokens.append(Token("name", source[pos:end], pos + 1))
             pos = end
-        elif ch.isdigit():
+        elif ch in _DIGITS:
             end = pos
-            while end < len(source) and source[end].isdigit():
+            while end < len(source) and source[end] in _DIGITS:
                 end += 1
             tokens.append(Token("num", source[pos:end], pos + 1))
             pos = end
@@ -174,7 +180,12 @@ class _Parser:
         if tok.kind == "name":
             if tok.text in FUNCTIONS and self.peek(1).kind == "(":
                 return self.call()
-            if tok.text.startswith("x") and tok.text[1:].isdigit():
+            if tok.text.startswith("x") and tok.text[1:] and set(tok.text[1:]) <= _DIGITS:
+                if not _VARIABLE.fullmatch(tok.text):
+                    raise _fail(
+                        self.source, tok.col,
+                        f"variable {tok.text!r} has a leading zero; write x{int(tok.text[1:])}",
+                    )  # fmt: skip
                 self.take()
                 k = int(tok.text[1:])
                 if k >= self.n:
@@ -222,9 +233,22 @@ class _Parser:
         return Node(op, tuple(args))
 
 
+MAX_EXPRESSION = 100_000  # characters: far beyond a hand-written formula
+
+
 def parse(source: str, n: int) -> Node:
     """Parse an expression over x0..x{n-1}; raises UserError with the column on malformed input."""
-    return _Parser(source, n).parse()
+    if len(source) > MAX_EXPRESSION:
+        raise ExpressionError(
+            f"expression of {len(source)} characters is too long; at most {MAX_EXPRESSION}"
+        )
+    try:
+        return _Parser(source, n).parse()
+    except RecursionError:  # the parser recurses once per nesting level
+        raise ExpressionError(
+            f"expression {source[:40]!r}... nests too deeply; use fewer parentheses, "
+            "or maj/parity/and/or(...) over many arguments"
+        ) from None
 
 
 def evaluate(node: Node, var: Callable[[int], np.ndarray], size: int) -> np.ndarray:

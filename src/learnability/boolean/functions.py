@@ -337,7 +337,44 @@ def make_function(name: str, n: int, **params: Any) -> BooleanFunction:
         if p not in allowed:
             hint = f"allowed: {', '.join(allowed)}" if allowed else "it takes no parameters"
             raise UserError(f"unknown parameter {p!r} for {key}{did_you_mean(p, allowed)}; {hint}")
+    for p, value in params.items():
+        _check_param(key, p, value)
     return factory(n, **params)
+
+
+# What each zoo parameter must be, checked before the factory sees it (a factory's own checks then
+# cover the ranges that depend on n).
+_PARAM_KINDS = {
+    "k": "int",
+    "i": "int",
+    "t": "int",
+    "seed": "seed",
+    "p": "probability",
+    "support": "indices",
+}
+MAX_SEED = 2**63 - 1
+
+
+def _check_param(function: str, name: str, value: Any) -> None:
+    kind = _PARAM_KINDS.get(name)
+    where = f"{function} parameter {name}={value!r}"
+    is_int = isinstance(value, int | np.integer) and not isinstance(value, bool)
+    if kind == "int" and not is_int:
+        raise UserError(f"{where} is not allowed; it must be an integer")
+    if kind == "seed" and not (is_int and 0 <= value <= MAX_SEED):
+        raise UserError(f"{where} is not allowed; a seed is an integer in 0..2^63-1")
+    if kind == "probability":
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
+        if not ok:
+            raise UserError(f"{where} is not allowed; it must be a probability in [0, 1]")
+    if kind == "indices":
+        items = value if isinstance(value, list) else [value]
+        if not items or not all(
+            isinstance(v, int | np.integer) and not isinstance(v, bool) for v in items
+        ):
+            raise UserError(
+                f"{where} is not allowed; give bit indices, e.g. support=[0,3] (or k=2,seed=1)"
+            )
 
 
 # -------------------------------------------------------------------------------- specs from the CLI
@@ -348,6 +385,8 @@ _VAR = re.compile(r"^x\d+$")
 
 def _parse_value(text: str) -> Any:
     text = text.strip()
+    if not text.isascii():  # int() would read '٣' as 3: non-ASCII stays text and is refused
+        return text
     if text.startswith("[") and text.endswith("]"):
         inner = text[1:-1].strip()
         return [_parse_value(t) for t in inner.split(",")] if inner else []
@@ -375,7 +414,12 @@ def parse_params(text: str) -> dict[str, Any]:
         if "=" not in part:
             raise UserError(f"parameter {part.strip()!r} must be written key=value, e.g. k=3")
         key, value = part.split("=", 1)
-        params[key.strip()] = _parse_value(value)
+        key = key.strip()
+        if not key:
+            raise UserError(f"parameter {part.strip()!r} has no name; write key=value, e.g. k=3")
+        if key in params:
+            raise UserError(f"parameter {key!r} is given twice in {text!r}; give it once")
+        params[key] = _parse_value(value)
     return params
 
 
@@ -413,6 +457,13 @@ def load_table(path: str | Path, n: int | None = None) -> BooleanFunction:
     return BooleanFunction(n, path.name, table=raw)
 
 
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name longer than the file system allows, a NUL byte
+        return False
+
+
 def resolve_function(spec: str, n: int | None = None) -> BooleanFunction:
     """A function from a CLI-style spec: a zoo name with optional params (`sparse_parity:k=3,seed=1`),
     an expression over x0..x{n-1} (`x0 ^ x3 | maj(x1,x2,x4)`), or a truth-table file path (.npy or text).
@@ -424,7 +475,7 @@ def resolve_function(spec: str, n: int | None = None) -> BooleanFunction:
             f"function spec {spec!r} is empty; give a zoo name, an expression or a file"
         )
     text = spec.strip()
-    looks_like_path = text.endswith((".npy", ".txt")) or "/" in text or Path(text).is_file()
+    looks_like_path = text.endswith((".npy", ".txt")) or "/" in text or _is_file(text)
     if looks_like_path and not any(op in text for op in "^|&~("):
         return load_table(text, n)
     if n is None:

@@ -262,32 +262,53 @@ def _est(e: Estimate) -> dict[str, float]:
 
 # -- one group ----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class Rate(Rule):
-    """The proportion of units with y = 1 in `focus` (Wilson interval), judged by `band`; y in [0, 1]
-    that is not 0/1 (a unit merged from several cells) is averaged with a t interval instead."""
+class Mean(Rule):
+    """The mean of y over the units of `focus` (t interval), judged by `band`. `bounds` clips the
+    interval to the range y can take (an accuracy's interval stops at 1); the point stays the mean."""
 
     focus: str
     band: Band
-    what: str = "the success rate"
+    what: str = "the mean"
     labels: dict[str, str] = field(default_factory=dict, hash=False)
+    bounds: tuple[float, float] | None = None
     version: int = 1
     date: str = "2026-11-30"
-    kind = "rate"
+    kind = "mean"
+
+    def estimate(self, values: np.ndarray) -> tuple[Estimate, str]:
+        """The statistic and a prefix for the measured text."""
+        e = stats.mean_ci(values)
+        if self.bounds is not None:
+            lo, hi = self.bounds
+            e = Estimate(e.value, min(max(e.lo, lo), hi), max(min(e.hi, hi), lo), e.n)
+        return e, ""
 
     def groups(self) -> list[str]:
         return [self.focus]
 
     def text(self) -> str:
-        return f"Rate: {self.band.text(f'{self.what} of {_label(self.focus, self.labels)}')}."
+        what = f"{self.what} of {_label(self.focus, self.labels)}"
+        return f"{self.kind.capitalize()}: {self.band.text(what)}."
 
     def decide(self, frame: Frame) -> Decision:
-        v = frame.values(self.focus)
-        e = _rate(v)
-        measured = f"{_label(self.focus, self.labels)}: {self.what} {_count(v)}{e.fmt()}"
-        return Decision(self.band.judge(e), measured, e, details={"rate": _est(e)})
+        e, prefix = self.estimate(frame.values(self.focus))
+        measured = f"{_label(self.focus, self.labels)}: {self.what} {prefix}{e.fmt()}"
+        return Decision(self.band.judge(e), measured, e, details={self.kind: _est(e)})
 
     def panel(self, frame: Frame, title: str) -> Panel:
         return _bars(frame, [self.focus], self.labels, title, self.what, self.band)
+
+
+@dataclass(frozen=True)
+class Rate(Mean):
+    """The proportion of units with y = 1 in `focus` (Wilson interval), judged by `band`; y in [0, 1]
+    that is not 0/1 (a unit merged from several cells) is averaged with a t interval instead."""
+
+    what: str = "the success rate"
+    kind = "rate"
+
+    def estimate(self, values: np.ndarray) -> tuple[Estimate, str]:
+        return _rate(values), _count(values)
 
 
 def _rate(values: np.ndarray) -> Estimate:
@@ -301,33 +322,6 @@ def _count(values: np.ndarray) -> str:
     if values.size and np.all((values == 0) | (values == 1)):
         return f"{int(values.sum())}/{values.size} = "
     return ""
-
-
-@dataclass(frozen=True)
-class Mean(Rule):
-    """The mean of y over the units of `focus` (t interval), judged by `band`."""
-
-    focus: str
-    band: Band
-    what: str = "the mean"
-    labels: dict[str, str] = field(default_factory=dict, hash=False)
-    version: int = 1
-    date: str = "2026-11-30"
-    kind = "mean"
-
-    def groups(self) -> list[str]:
-        return [self.focus]
-
-    def text(self) -> str:
-        return f"Mean: {self.band.text(f'{self.what} of {_label(self.focus, self.labels)}')}."
-
-    def decide(self, frame: Frame) -> Decision:
-        e = stats.mean_ci(frame.values(self.focus))
-        measured = f"{_label(self.focus, self.labels)}: {self.what} {e.fmt()}"
-        return Decision(self.band.judge(e), measured, e, details={"mean": _est(e)})
-
-    def panel(self, frame: Frame, title: str) -> Panel:
-        return _bars(frame, [self.focus], self.labels, title, self.what, self.band)
 
 
 # -- two groups ---------------------------------------------------------------------------------------------

@@ -9,8 +9,10 @@ learnability fn list
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import numpy as np
 import typer
@@ -20,6 +22,13 @@ from rich.table import Table
 from learnability.boolean.analysis import SensitivityProfile, profile
 from learnability.boolean.functions import ZOO, resolve_function
 from learnability.errors import UserError
+from learnability.paths import check_writable_file
+
+# Declared limits of `fn profile --samples`: beyond them a run takes hours, so it is refused up front.
+MAX_SAMPLES = 100_000_000
+MAX_EVALUATIONS = 10_000_000_000  # samples × (n + 1) evaluations of the function
+MAX_SEED = 2**63 - 1
+_PROGRESS_FROM = 20_000_000  # evaluations: about a second or more, so a bar is worth showing
 
 app = typer.Typer(
     help="Boolean functions: list the zoo, profile a function's sensitivity and Fourier spectrum.",
@@ -76,12 +85,23 @@ def profile_command(
     seed: Annotated[int, typer.Option("--seed", help="seed of the sampled strings")] = 0,
 ) -> None:
     """Sensitivity profile K_0..K_n, average/max sensitivity, K_0, influences and Fourier weights."""
-    if samples is not None and samples < 1:
-        raise UserError(f"--samples {samples} is not allowed; give a positive number of strings")
+    if samples is not None and not 1 <= samples <= MAX_SAMPLES:
+        raise UserError(
+            f"--samples {samples} is not allowed; give a number of strings from 1 to at most "
+            f"{MAX_SAMPLES:,}"
+        )
+    if not 0 <= seed <= MAX_SEED:
+        raise UserError(f"--seed {seed} is not allowed; a seed is an integer in 0..2^63-1")
     if plot is not None:
         _check_plot_path(plot)
     f = resolve_function(spec, n)
-    result = profile(f, samples=samples, seed=seed)
+    if samples is not None and samples * (f.n + 1) > MAX_EVALUATIONS:
+        raise UserError(
+            f"--samples {samples} at n={f.n} needs {samples * (f.n + 1):,} evaluations of the "
+            f"function; at most {MAX_EVALUATIONS:,} are allowed: give fewer samples"
+        )
+    with _SamplingProgress(samples, f.n) as progress:
+        result = profile(f, samples=samples, seed=seed, progress=progress)
     if json_out:
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
@@ -143,8 +163,49 @@ def _print_profile(p: SensitivityProfile) -> None:
 def _check_plot_path(path: Path) -> None:
     if path.suffix.lower() not in (".png", ".pdf", ".svg", ".jpg", ".jpeg"):
         raise UserError(f"--plot {str(path)!r}: the file must end in .png, .pdf, .svg or .jpg")
-    if not path.parent.exists():
+    try:
+        missing = not path.parent.exists()
+    except OSError:
+        missing = False  # a name too long to look up: check_writable_file says so below
+    if missing:
         raise UserError(f"--plot {str(path)!r}: folder {str(path.parent)!r} does not exist")
+    check_writable_file(path, "--plot")
+
+
+class _SamplingProgress:
+    """A progress bar (stdout, interactive terminals only) while a long Monte Carlo estimate runs."""
+
+    def __init__(self, samples: int | None, n: int) -> None:
+        self.bar: Any = None
+        self.samples = samples
+        long = samples is not None and samples * (n + 1) >= _PROGRESS_FROM
+        if long and sys.stdout.isatty():
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("sampling"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                transient=True,
+            )
+
+    def __enter__(self) -> Callable[[int, int], None] | None:
+        if self.bar is None:
+            return None
+        self.bar.start()
+        task = self.bar.add_task("sampling", total=self.samples)
+        return lambda done, total: self.bar.update(task, completed=done)
+
+    def __exit__(self, *_: Any) -> None:
+        if self.bar is not None:
+            self.bar.stop()
 
 
 def _plot(p: SensitivityProfile, path: Path) -> None:

@@ -18,23 +18,60 @@ import json
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperCommand
 
 from learnability.errors import UserError, check_choice
+from learnability.paths import check_writable_dir, check_writable_file
 
 _FORMATS = ("table", "csv", "parquet", "json")
 _SCALES = ("quick", "paper")
 
 
+class _LiveHelp(TyperCommand):
+    """A command whose help ends with a list computed when the help is shown (the studies or jobs
+    installed now), so it can neither go stale nor cost an import on every other command."""
+
+    live: Callable[[], str] = staticmethod(lambda: "")
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        try:
+            self.epilog = self.live()
+        except Exception as exc:  # a broken study module must not hide the rest of the help
+            self.epilog = f"(the list could not be computed: {type(exc).__name__}: {exc})"
+        super().format_help(ctx, formatter)
+
+
+def _study_list() -> str:
+    from learnability.studies import available_studies, get_study
+
+    rows = []
+    for name in available_studies():
+        title = getattr(get_study(name), "title", "")
+        rows.append(f"{name} ({title})" if title else name)
+    return "Studies (for --study): " + "; ".join(rows) + "."
+
+
+def _job_list() -> str:
+    from learnability.sweep.jobs import known_jobs
+
+    return "Registered jobs (a sweep file's job:): " + ", ".join(known_jobs()) + "."
+
+
+def _live(text: Callable[[], str]) -> type[TyperCommand]:
+    return type("LiveHelpCommand", (_LiveHelp,), {"live": staticmethod(text)})
+
+
 def register(app: typer.Typer) -> None:
-    app.command("sweep")(sweep_command)
+    app.command("sweep", cls=_live(_job_list))(sweep_command)
     app.command("results")(results_command)
-    app.command("report")(report_command)
-    app.command("reproduce")(reproduce_command)
+    app.command("report", cls=_live(_study_list))(report_command)
+    app.command("reproduce", cls=_live(_study_list))(reproduce_command)
 
 
 def _console() -> Console:
@@ -72,13 +109,17 @@ def sweep_command(
     ] = False,
 ) -> None:
     """Run a sweep file; runs already finished in the store are skipped."""
-    from learnability.sweep.runner import run_sweep
+    from learnability.sweep.runner import check_run_options, run_sweep
     from learnability.sweep.spec import load_sweep
 
     console = _console()
-    check_choice("backend", backend, ("local", "ray"))
+    # everything is checked before the store is even created: a refused command writes nothing
+    check_run_options(backend, workers, address, device, threads, cli=True)
     sweep = load_sweep(file, overrides or [])
-    specs = sweep.expand()  # validate everything before the store is even created
+    specs = _expand(sweep)
+    _check_resume_sources(specs)
+    if not dry_run:
+        check_writable_dir(results, "--results")
     if dry_run:
         console.print(
             f"sweep {sweep.name!r}: {len(specs)} runs of job {sweep.job!r} (dry run, nothing run)"
@@ -106,6 +147,36 @@ def sweep_command(
             f"  ... and {len(summary.failures) - 5} more (learnability results --status failed)"
         )
     console.print(f"results in {results}/learnability.db")
+
+
+def _expand(sweep: Any) -> list[Any]:
+    """`sweep.expand()`, with a transient progress bar on a terminal when it is large."""
+    if sweep.size() < 5000 or not sys.stdout.isatty():
+        return sweep.expand()
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(
+        TextColumn("checking configs"), BarColumn(), MofNCompleteColumn(), transient=True
+    ) as bar:
+        task = bar.add_task("expand", total=sweep.size())
+        return sweep.expand(lambda done, total: bar.update(task, completed=done))
+
+
+def _check_resume_sources(specs: list[Any]) -> None:
+    # a run that resumes from a checkpoint file named in the sweep: read it safely now, so a bad or
+    # planted file is refused before anything runs (each distinct file once)
+    from learnability.checkpoints import check_resume_source
+
+    seen: set[tuple[str, str, str]] = set()
+    for spec in specs:
+        train = getattr(spec.config, "train", None)
+        path = getattr(train, "checkpoint_path", None)
+        if not (path and getattr(train, "resume", False) and hasattr(spec.config, "model")):
+            continue
+        key = (path, repr(spec.config.model), repr(train))
+        if key not in seen:
+            seen.add(key)
+            check_resume_source(spec.config)
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -169,6 +240,8 @@ def results_command(
         check_choice("status", status, STATUSES)
     if format == "parquet" and out is None:
         raise UserError("--format parquet writes a file; give --out FILE.parquet")
+    if out is not None:
+        check_writable_file(out, "--out")
     with open_existing(results) as store:
         if study is not None and study not in store.studies():
             check_choice("study", study, store.studies())
@@ -194,6 +267,7 @@ def results_command(
             writer.writerow({k: _cell(row.get(k)) for k in all_columns})
         text = buf.getvalue()
     else:
+        assert out is not None  # parquet without --out was refused above
         _write_parquet(all_columns, rows, out)
         console.print(f"{len(rows)} runs written to {out}")
         return
@@ -363,17 +437,28 @@ def report_command(
 
     if scale is not None:
         check_choice("scale", scale, _SCALES)
+    for name in study or []:
+        check_choice("study", name, available_studies())
     out = out or results / "report"
+    check_writable_dir(out, "--out")
     console = _console()
     with open_existing(results) as store:
         names = list(study or [])
+        present = set(store.studies())
         if not names:
-            present = set(store.studies())
             names = [n for n in available_studies() if n in present]
             if not names:
                 raise UserError(
-                    f"the store in {results} has no runs of any study; run `learnability reproduce`"
+                    f"the store in {str(results)!r} has no runs of any study "
+                    f"({', '.join(available_studies())}); run `learnability reproduce` first"
                 )
+        absent = [n for n in names if n not in present]
+        if absent:
+            raise UserError(
+                f"the store in {str(results)!r} has no runs of study {absent[0]!r}; run "
+                f"`learnability reproduce --study {absent[0]}` first, or report one of: "
+                f"{', '.join(sorted(present)) or '(none)'}"
+            )
         reports, errors = [], {}
         for s in _studies(names):
             t0 = time.perf_counter()
@@ -418,19 +503,23 @@ def reproduce_command(
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
     from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
-    from learnability.sweep.runner import run_sweep
+    from learnability.sweep.runner import check_run_options, run_sweep
     from learnability.sweep.store import Store
 
+    # bad input is refused here, before any study runs or any report (empty or not) is written
     check_choice("scale", scale, _SCALES)
-    check_choice("backend", backend, ("local", "ray"))
+    check_run_options(backend, workers, address, device, 1, cli=True)
     studies = _studies(list(study or []))
     out = out or results / "report"
+    check_writable_dir(results, "--results")
+    check_writable_dir(out, "--out")
     console = _console()
     reports, errors = [], {}
     with Store(results) as store:
         for s in studies:
             t0 = time.perf_counter()
             console.rule(f"[bold]{s.name}[/] — {s.title}")
+            sweeping = True  # a UserError while the runs start is bad input: stop, exit 2
             try:
                 plan = s.plan(scale) if hasattr(s, "plan") else scale
                 console.print(f"cost estimate ({scale}): {s.estimate(plan)}")
@@ -443,6 +532,7 @@ def reproduce_command(
                     device=device,
                     retry_failed=retry_failed,
                 )
+                sweeping = False
                 console.print(f"runs: {summary.line()}")
                 report = analyse_study(s, store, plan, out, seconds=time.perf_counter() - t0)
                 report.seconds = time.perf_counter() - t0
@@ -451,6 +541,8 @@ def reproduce_command(
             except KeyboardInterrupt:
                 raise
             except Exception as exc:  # one broken study must not take the others down
+                if sweeping and isinstance(exc, UserError):
+                    raise  # e.g. a Ray cluster that cannot be reached: every study would fail
                 errors[s.name] = _describe(exc)
                 seconds = time.perf_counter() - t0
                 reports.append(error_report(s, scale, f"study failed: {errors[s.name]}", seconds))

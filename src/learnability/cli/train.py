@@ -59,6 +59,7 @@ def train_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
     """Train one model on one task (a TrainJobConfig from YAML and/or overrides), then measure it."""
+    from learnability.checkpoints import check_resume_source
     from learnability.config import (
         apply_overrides,
         config_hash,
@@ -67,6 +68,7 @@ def train_command(
         save_resolved,
     )
     from learnability.device import resolve_device
+    from learnability.paths import check_writable_dir, check_writable_file
     from learnability.runs import TrainJobConfig, run_train
 
     args = list(args or [])
@@ -79,9 +81,14 @@ def train_command(
             f"argument {bad[0]!r} is not an override key=value (only the first argument may be a config file)"
         )
     data = apply_overrides(data, args, TrainJobConfig)
-    config = from_dict(TrainJobConfig, data)
+    config = from_dict(TrainJobConfig, data)  # every range and cross-check, before anything runs
     dev = resolve_device(device if device is not None else config.device)
     run_dir = out if out is not None else Path("runs") / f"train-{config_hash('train', config)}"
+    # everything that can be refused is refused before the run folder is made
+    check_writable_dir(run_dir, "--out" if out is not None else "run folder")
+    if config.train.checkpoint_path:
+        check_writable_file(Path(config.train.checkpoint_path), "train.checkpoint_path")
+        check_resume_source(config)  # read safely and checked against this run's model now
     run_dir.mkdir(parents=True, exist_ok=True)
     save_resolved(config, run_dir / "config.yaml")
     with (run_dir / "metrics.jsonl").open("w") as log_file:
@@ -111,9 +118,16 @@ def measure_command(
     from learnability.runs import MEASURES, check_measures, load_model, run_measures, target_summary
     from learnability.tasks import build_task
 
-    names = [m.strip() for m in measure.split(",") if m.strip()] if measure else None
-    if names is not None:
-        check_measures(names)
+    names = None
+    if measure is not None:
+        names = [m.strip() for m in measure.split(",")]
+        if not any(names):
+            raise UserError(
+                f"--measure {measure!r} names no measure; give a comma-separated list of: "
+                f"{', '.join(sorted(MEASURES))}"
+            )
+        names = [m for m in names if m]
+        check_measures(names, "--measure")
     dev = resolve_device(device)
     model, config = load_model(checkpoint, dev)
     names = names or config.measure or ["accuracy"]

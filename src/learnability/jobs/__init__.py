@@ -14,9 +14,9 @@ import importlib
 MODULES: dict[str, str] = {
     "train": "learnability.runs",
     "testing": "learnability.sweep.testing",
-    "sensitivity": "learnability.studies.sensitivity",
-    "volume": "learnability.studies.volume",
-    "sparse_xor": "learnability.studies.sparse_xor",
+    "sensitivity": "learnability.jobs.sensitivity",
+    "volume": "learnability.jobs.volume",
+    "sparse_xor": "learnability.jobs.sparse_xor",
     "random": "learnability.jobs.random_transformers",
 }
 

@@ -1,7 +1,7 @@
 """A model's own Boolean function and its sensitivity profile.
 
 `model_outputs(model, n)` evaluates a scalar Boolean model once on all 2^n inputs (index order of
-docs/ARCHITECTURE.md, chunked only for memory); `model_truth_table` thresholds it; `model_profile` counts
+docs/ARCHITECTURE.md, in chunks of `default_chunk` strings unless `chunk` is given); `model_truth_table` thresholds it; `model_profile` counts
 per-input sensitivities from that one pass with n gathers (x XOR 2^i), never re-evaluating flipped strings.
 
 Threshold: the model computes f(x) = [T(x) > threshold]; use 0.5 for models trained on 0/1 targets and 0 for
@@ -28,6 +28,31 @@ from learnability.errors import UserError
 
 EXACT_LIMIT = 20
 
+# Strings per forward chunk: about CHUNK_ELEMENTS activations of the widest layer (strings × tokens ×
+# width) keep a chunk's working set cache-sized. Measured with bench/bench_volume.py on a 2-core CPU:
+# at n = 16, d = 128 a 256-string chunk ran 2× faster than the former fixed 65,536; at d = 16 the
+# curve is flat between 256 and 2,048 strings.
+CHUNK_ELEMENTS = 1 << 18
+MIN_CHUNK, MAX_CHUNK = 64, 1 << 16
+
+
+def default_chunk(n: int, d_model: int, d_ff: int | None = None) -> int:
+    """Strings per forward chunk for an n-bit input on a model of width d_model (MLP width d_ff): a
+    power of two near CHUNK_ELEMENTS / ((n + 1) · max(d_model, d_ff)), within [MIN_CHUNK, MAX_CHUNK]."""
+    width = max(d_model, d_ff or 0, 1)
+    target = CHUNK_ELEMENTS / ((n + 1) * width)
+    chunk = 1 << max(int(math.log2(max(target, 1.0))), 0)
+    return int(min(max(chunk, MIN_CHUNK), MAX_CHUNK))
+
+
+def _model_chunk(model: nn.Module, n: int) -> int:
+    config = getattr(model, "config", None)
+    d = getattr(config, "d_model", None)
+    if not isinstance(d, int):
+        return 4096
+    ff = getattr(config, "d_ff", None)
+    return default_chunk(n, d, ff if isinstance(ff, int) else None)
+
 
 def all_bit_strings(n: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """(2^n, n) long tokens, row i = the bits of i (position k = bit k)."""
@@ -46,12 +71,13 @@ def _scalar_output(model: nn.Module, tokens: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def model_outputs(
-    model: nn.Module, n: int, device: torch.device | str = "cpu", chunk: int = 1 << 16
+    model: nn.Module, n: int, device: torch.device | str = "cpu", chunk: int | None = None
 ) -> torch.Tensor:
-    """T(x) for all 2^n inputs in index order: (2^n,) float on `device`."""
+    """T(x) for all 2^n inputs in index order: (2^n,) float on `device` (`chunk` None: measured default)."""
     if not 1 <= n <= 26:
         raise UserError(f"n = {n} is not allowed for an exact model truth table; allowed 1..26")
     device = resolve_device(device)
+    chunk = chunk or _model_chunk(model, n)
     was = model.training
     model.eval()
     tokens = all_bit_strings(n, device)
@@ -66,7 +92,7 @@ def model_truth_table(
     model: nn.Module,
     n: int,
     device: torch.device | str = "cpu",
-    chunk: int = 1 << 16,
+    chunk: int | None = None,
     threshold: float = 0.0,
 ) -> torch.Tensor:
     """The thresholded function [T(x) > threshold] on all 2^n inputs: (2^n,) uint8 on `device`."""
@@ -147,7 +173,7 @@ def model_profile(
     exact_limit: int = EXACT_LIMIT,
     samples: int = 4096,
     generator: torch.Generator | None = None,
-    chunk: int = 1 << 16,
+    chunk: int | None = None,
 ) -> ModelProfile:
     """Sensitivity profile of the model's function [T(x) > threshold] (see the module docstring)."""
     if margin < 0:
@@ -182,7 +208,7 @@ def model_profile(
     flat = flips.reshape(-1, n)
     was = model.training
     model.eval()
-    step = max(chunk // (n + 1), 1) * (n + 1)
+    step = max((chunk or _model_chunk(model, n)) // (n + 1), 1) * (n + 1)
     out = torch.cat(
         [_scalar_output(model, flat[s : s + step]) for s in range(0, len(flat), step)]
     ).float()
@@ -214,4 +240,11 @@ def model_profile(
     )
 
 
-__all__ = ["ModelProfile", "all_bit_strings", "model_outputs", "model_profile", "model_truth_table"]
+__all__ = [
+    "ModelProfile",
+    "all_bit_strings",
+    "default_chunk",
+    "model_outputs",
+    "model_profile",
+    "model_truth_table",
+]

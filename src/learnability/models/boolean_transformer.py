@@ -7,7 +7,9 @@ Embedding: `concat` = token embedding (width D/2) ‖ position embedding (width 
 `add` = both of width D, summed. With `positions="none"` the token embedding has the full width D.
 Positions: `learned` (a table of `max_len` rows (+1 for EOS/CLS); longer inputs are refused with a
 UserError), `sinusoidal` (fixed sin/cos of Vaswani et al., computed for any length: the length-agnostic
-scheme for length generalisation), or `none`.
+scheme for length generalisation), `alibi` (no position embedding; every attention score gets the
+distance bias −m_h·|i − j| of Press et al. 2022, slopes m_h = 2^(−8h/H): relative, defined for any
+length), or `none`.
 Readout: `last` position, `eos` (an EOS token, id `vocab_size`, is appended and read), `cls` (a CLS
 token, id `vocab_size`, is prepended and read), or `all` positions.
 
@@ -16,6 +18,12 @@ Linear kaiming-uniform, Xavier-uniform q/k/v); `uniform` draws *every* parameter
 biases included) from U[−B, B] with B = `init_scale`; `gaussian` every parameter from N(0, σ²), σ =
 `init_scale`; `xavier_uniform` / `xavier_normal` apply Xavier to every matrix (q, k and v separately,
 embeddings included) with zero biases and LayerNorm 1 / 0.
+Three named settings override the scheme for some parameters, after it has drawn them (so the other
+parameters, and the random stream, are the same whichever is chosen): `ln_init` ("scheme" as above, or
+"unit": every LayerNorm gain 1 and bias 0, as the public code of Bhattamishra et al. 2023 keeps them),
+`bias_init` ("scheme", or "zero": every bias of the attention and MLP linears 0, that code's default) and
+`readout_bias_init` ("scheme", or "zero": the read-out bias b of T(x) = wᵀy + b is 0). The defaults
+("scheme") are the historical behaviour.
 
 Speed: without a trace, attention runs through `F.scaled_dot_product_attention` with a fused q/k/v
 projection, and since only one position is read, the last layer computes that position only (its keys
@@ -26,14 +34,15 @@ every position of every layer is computed and the softmax is explicit.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
 from torch import Tensor, nn
 
+from learnability.config import HASH_OMIT_DEFAULT
 from learnability.errors import UserError, check_choice
-from learnability.models.layers import Block, LayerNorm, check_tokens, default_init
+from learnability.models.layers import Block, LayerNorm, SelfAttention, check_tokens, default_init
 from learnability.models.trace import Trace
 
 INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
@@ -53,7 +62,7 @@ class BooleanTransformerConfig:
     ln: Literal["post", "pre", "none"] = "post"
     ln_eps: float = 1e-5  # any value >= 0, exactly 0 included
     embedding: Literal["concat", "add"] = "concat"
-    positions: Literal["learned", "sinusoidal", "none"] = "learned"
+    positions: Literal["learned", "sinusoidal", "alibi", "none"] = "learned"
     # longest input (bits, not counting EOS/CLS) a learned position table accepts
     max_len: int = 256
     readout: Literal["last", "eos", "cls", "all"] = "last"
@@ -62,6 +71,13 @@ class BooleanTransformerConfig:
     init: Literal["default", "uniform", "gaussian", "xavier_uniform", "xavier_normal"] = "default"
     # B of uniform [-B, B] / σ of gaussian (both 10 in Bhattamishra et al. 2023)
     init_scale: float = 10.0
+    # overrides of the scheme for some parameters (module doc); "scheme" keeps the scheme's draw and
+    # is left out of run ids, so runs stored before these settings existed keep their ids
+    ln_init: Literal["scheme", "unit"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    bias_init: Literal["scheme", "zero"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    readout_bias_init: Literal["scheme", "zero"] = field(
+        default="scheme", metadata=HASH_OMIT_DEFAULT
+    )
 
     def __post_init__(self) -> None:
         self.validate()
@@ -71,9 +87,12 @@ class BooleanTransformerConfig:
         check_choice("activation", self.activation, ("relu", "gelu"))
         check_choice("ln placement", self.ln, ("post", "pre", "none"))
         check_choice("embedding", self.embedding, ("concat", "add"))
-        check_choice("positions", self.positions, ("learned", "sinusoidal", "none"))
+        check_choice("positions", self.positions, ("learned", "sinusoidal", "alibi", "none"))
         check_choice("readout", self.readout, ("last", "eos", "cls", "all"))
         check_choice("init scheme", self.init, INITS)
+        check_choice("ln_init", self.ln_init, ("scheme", "unit"))
+        check_choice("bias_init", self.bias_init, ("scheme", "zero"))
+        check_choice("readout_bias_init", self.readout_bias_init, ("scheme", "zero"))
         for name in ("n_layers", "n_heads", "d_model", "d_ff", "max_len", "vocab_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -82,7 +101,11 @@ class BooleanTransformerConfig:
             raise UserError(
                 f"n_heads={self.n_heads} does not divide d_model={self.d_model}; pick a divisor of the width"
             )
-        if self.embedding == "concat" and self.positions != "none" and self.d_model % 2:
+        if (
+            self.embedding == "concat"
+            and self.positions in ("learned", "sinusoidal")
+            and self.d_model % 2
+        ):
             raise UserError(
                 f"embedding='concat' needs an even d_model (half token, half position); got {self.d_model}"
             )
@@ -118,7 +141,7 @@ class BooleanTransformer(nn.Module):
         config.validate()
         self.config = c = config
         self.extra = int(c.readout in ("eos", "cls"))  # one EOS / CLS token, id vocab_size
-        split = c.embedding == "concat" and c.positions != "none"
+        split = c.embedding == "concat" and c.positions in ("learned", "sinusoidal")
         self.token_width = c.d_model // 2 if split else c.d_model
         self.position_width = c.d_model - self.token_width if split else c.d_model
         self.token_embedding = nn.Embedding(c.vocab_size + self.extra, self.token_width)
@@ -133,14 +156,24 @@ class BooleanTransformer(nn.Module):
         # pre-LN leaves the residual stream un-normalised: normalise once before the readout
         self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln") if c.ln == "pre" else None
         self.readout = nn.Linear(c.d_model, 1)
+        if c.positions == "alibi":
+            heads = torch.arange(1, c.n_heads + 1, dtype=torch.float32)
+            for block in self.layers:
+                attn = block.attn
+                assert isinstance(attn, SelfAttention)
+                attn.alibi_slopes = 2.0 ** (-8.0 * heads / c.n_heads)  # (H,)
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         """Initialise every parameter by the configured scheme, from `generator` (global RNG if None)."""
         c, g = self.config, generator
         default_init(self, g)
-        if c.init == "default":
-            return
+        if c.init != "default":
+            self._scheme_init(g)
+        self._override_init()
+
+    def _scheme_init(self, g: torch.Generator | None) -> None:
+        c = self.config
         for name, p in self.named_parameters():
             if c.init == "uniform":
                 nn.init.uniform_(p, -c.init_scale, c.init_scale, generator=g)
@@ -160,6 +193,21 @@ class BooleanTransformer(nn.Module):
                     p.data.split(c.d_model) if name.endswith("in_proj.weight") else [p.data]
                 ):
                     xavier(block, generator=g)
+
+    @torch.no_grad()
+    def _override_init(self) -> None:
+        """The named overrides of the scheme (no random draws, so the scheme's stream is unchanged)."""
+        c = self.config
+        norms = [m for m in self.modules() if isinstance(m, LayerNorm)]
+        linears = [m for m in self.modules() if isinstance(m, nn.Linear) and m is not self.readout]
+        for norm in norms if c.ln_init == "unit" else []:
+            norm.weight.fill_(1.0)
+            norm.bias.zero_()
+        for linear in linears if c.bias_init == "zero" else []:
+            if linear.bias is not None:
+                linear.bias.zero_()
+        if c.readout_bias_init == "zero":
+            self.readout.bias.zero_()
 
     def positional_parameter_names(self) -> set[str]:
         return {"position_embedding.weight"} if self.config.positions == "learned" else set()
@@ -196,7 +244,7 @@ class BooleanTransformer(nn.Module):
             tokens = torch.cat([special, tokens], 1)
         t = tokens.shape[1]
         x = self.token_embedding(tokens)  # (B, T, Dt)
-        if c.positions == "none":
+        if c.positions in ("none", "alibi"):  # alibi acts inside attention
             return x
         if c.positions == "learned":
             pos = self.position_embedding.weight[:t]

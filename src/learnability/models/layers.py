@@ -58,11 +58,15 @@ class SelfAttention(nn.Module):
     """Multi-head soft self-attention with a fused q/k/v projection (`in_proj`, rows q | k | v) and
     `out_proj`, laid out like `torch.nn.MultiheadAttention` so weights copy across one to one."""
 
+    alibi_slopes: Tensor | None
+
     def __init__(self, d: int, n_heads: int, causal: bool = False, dropout: float = 0.0) -> None:
         super().__init__()
         self.d, self.n_heads, self.causal, self.dropout = d, n_heads, causal, dropout
         self.in_proj = nn.Linear(d, 3 * d)
         self.out_proj = nn.Linear(d, d)
+        # ALiBi slopes (H,): a model with positions="alibi" sets them; None = no distance bias
+        self.register_buffer("alibi_slopes", None, persistent=False)
 
     def _heads(self, t: Tensor) -> Tensor:
         b, n, _ = t.shape
@@ -88,21 +92,41 @@ class SelfAttention(nn.Module):
         if self.causal:
             keys = torch.arange(t, device=x.device)
             mask = (keys if query is None else keys[query : query + 1])[:, None] >= keys[None, :]
+        distance_bias = self._alibi(t, query, q.dtype, mask)  # (H, Tq, T) float or None
         if trace is None:
             # a full causal square is SDPA's is_causal, whose kernels beat an explicit mask
-            full = self.causal and query is None
+            full = self.causal and query is None and distance_bias is None
+            attn_mask = distance_bias if distance_bias is not None else (None if full else mask)
             y = F.scaled_dot_product_attention(
-                q, k, v, attn_mask=None if full else mask, dropout_p=drop, is_causal=full
+                q, k, v, attn_mask=attn_mask, dropout_p=drop, is_causal=full
             )
         else:
             scores = q @ k.transpose(-2, -1) / math.sqrt(d // self.n_heads)  # (B, H, Tq, T)
-            if mask is not None:
+            if distance_bias is not None:
+                scores = scores + distance_bias
+            elif mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
             weights = scores.softmax(-1)
             trace.attentions.append(weights)
             y = F.dropout(weights, drop) @ v
         y = y.transpose(1, 2).reshape(b, -1, d)
         return self.out_proj(y)
+
+    def _alibi(
+        self, t: int, query: int | None, dtype: torch.dtype, mask: Tensor | None
+    ) -> Tensor | None:
+        """ALiBi (Press et al. 2022), symmetric for bidirectional attention: score −= m_h·|i − j|;
+        masked pairs get −inf. (H, Tq, T), or None without slopes."""
+        slopes = self.alibi_slopes
+        if slopes is None:
+            return None
+        keys = torch.arange(t, device=slopes.device)
+        rows = keys if query is None else keys[query : query + 1]
+        distance = (rows[:, None] - keys[None, :]).abs().to(dtype)  # (Tq, T)
+        bias = -slopes.to(dtype).view(-1, 1, 1) * distance  # (H, Tq, T)
+        if mask is not None:
+            bias = bias.masked_fill(~mask, float("-inf"))
+        return bias
 
 
 ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}

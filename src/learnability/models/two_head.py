@@ -11,7 +11,11 @@ Attention kinds σ (applied to the scores s = Vθ ∈ ℝ^d):
 - ``linear``:   a_i = s_i                      (scores used as weights, no normalisation),
 - ``erf``:      a_i = erf(s_i)                 (element-wise, no normalisation over positions),
 - ``sigmoid``:  a_i = sigmoid(s_i − log d)     (element-wise; the −log d bias, as in sigmoid-attention
-  practice, makes the initial weights ≈ 1/d like softmax's so the comparison starts from the same place).
+  practice, makes the initial weights ≈ 1/d like softmax's so the comparison starts from the same place),
+- ``linear_norm``: a_i = s_i / d               (linear, scaled by 1/d like softmax's weights),
+- ``erf_norm``:    a_i = erf(s_i) / d          (element-wise erf, scaled by 1/d).
+Unscaled, linear and erf weights are O(1) at each of the d positions, so the output starts O(d/m) and the
+loss at initialisation is in the hundreds at d = 512; the 1/d versions start, like softmax, at a loss ≈ 1.
 The paper names linear and element-wise (erf) attention without fixing their scale; these choices are the
 project's own and are stated in the report.
 
@@ -55,8 +59,15 @@ from torch import Tensor, nn
 from learnability.device import resolve_device
 from learnability.errors import UserError, check_choice
 
-AttentionKind = Literal["softmax", "linear", "erf", "sigmoid"]
-ATTENTION_KINDS: tuple[str, ...] = ("softmax", "linear", "erf", "sigmoid")
+AttentionKind = Literal["softmax", "linear", "erf", "sigmoid", "linear_norm", "erf_norm"]
+ATTENTION_KINDS: tuple[str, ...] = (
+    "softmax",
+    "linear",
+    "erf",
+    "sigmoid",
+    "linear_norm",
+    "erf_norm",
+)
 
 
 @dataclass
@@ -125,6 +136,10 @@ def attention_weights(scores: Tensor, kind: str) -> Tensor:
         return torch.erf(scores)
     if kind == "sigmoid":
         return torch.sigmoid(scores - math.log(d))
+    if kind == "linear_norm":
+        return scores / d
+    if kind == "erf_norm":
+        return torch.erf(scores) / d
     check_choice("attention kind", kind, ATTENTION_KINDS)
     raise AssertionError  # unreachable
 
@@ -139,6 +154,11 @@ def attention_vjp(scores: Tensor, weights: Tensor, grad: Tensor, kind: str) -> T
         return (2.0 / math.sqrt(math.pi)) * torch.exp(-scores * scores) * grad
     if kind == "sigmoid":
         return weights * (1 - weights) * grad
+    d = scores.shape[-1]
+    if kind == "linear_norm":
+        return grad / d
+    if kind == "erf_norm":
+        return (2.0 / math.sqrt(math.pi) / d) * torch.exp(-scores * scores) * grad
     check_choice("attention kind", kind, ATTENTION_KINDS)
     raise AssertionError  # unreachable
 

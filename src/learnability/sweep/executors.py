@@ -26,8 +26,10 @@ import os
 import signal
 import socket
 import sys
+import threading
 import time
 import traceback
+from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -189,9 +191,83 @@ class InlineExecutor:
         pass
 
 
-def _init_worker(threads: int) -> None:
+# -- processes that die with their driver -------------------------------------------------------------
+# A pool outliving its driver keeps running queued runs whose results nobody stores (they are run
+# again on resume) and holds memory. So every pool process dies with the driver: on Linux through
+# the kernel's parent-death signal (prctl PR_SET_PDEATHSIG, SIGKILL), set in the forkserver (whose
+# parent is the driver) and in each worker (whose parent is the forkserver, or the driver under
+# spawn); everywhere, and as a second line of defence, through a watchdog thread polling the
+# driver's pid (and its start time, so a reused pid is not taken for the driver).
+DRIVER_ENV = "LEARNABILITY_POOL_DRIVER"  # "pid:start-ticks" of the driver, for the forkserver
+_PR_SET_PDEATHSIG = 1
+WATCH_INTERVAL = 0.5  # seconds between the watchdog's looks at the driver
+
+
+def _driver_id() -> tuple[int, str]:
+    from learnability.sweep.store import process_start_ticks
+
+    pid = os.getpid()
+    return pid, process_start_ticks(pid)
+
+
+def _alive(pid: int, ticks: str) -> bool:
+    from learnability.sweep.store import process_start_ticks
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    now = process_start_ticks(pid)
+    return not (ticks and now and now != ticks)
+
+
+def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
+    """Ask the kernel to send `sig` to this process when its parent dies (Linux); False elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _watch_driver(pid: int, ticks: str) -> None:
+    def watch() -> None:
+        while _alive(pid, ticks):
+            time.sleep(WATCH_INTERVAL)
+        os.kill(os.getpid(), signal.SIGKILL)  # no cleanup to wait for: the driver is gone
+
+    threading.Thread(target=watch, name="driver-watchdog", daemon=True).start()
+
+
+def guard_forkserver() -> None:
+    """Called in the forkserver (by the preload module `learnability.sweep._forkserver`): die with the
+    driver that started it."""
+    driver = os.environ.get(DRIVER_ENV, "")
+    pid_text, _, ticks = driver.partition(":")
+    if not pid_text.isdigit() or int(pid_text) != os.getppid():
+        return  # not started by a driver of ours: nothing to guard
+    pid = int(pid_text)
+    armed = set_parent_death_signal()
+    if not _alive(pid, ticks):  # the driver died before the signal was armed
+        os._exit(1)
+    if not armed:  # no kernel help (not Linux): poll. (A thread here makes later forks copy a
+        _watch_driver(pid, ticks)  # multi-threaded process, so only where it is needed.)
+
+
+def _init_worker(threads: int, driver_pid: int = 0, driver_ticks: str = "") -> None:
     # Ctrl-C goes to the whole process group: let the driver handle it, not every worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if driver_pid:
+        set_parent_death_signal()  # the parent is the forkserver, which dies with the driver
+        if not _alive(driver_pid, driver_ticks):
+            os._exit(1)
+        _watch_driver(driver_pid, driver_ticks)
     import torch
 
     torch.set_num_threads(max(1, threads))
@@ -201,7 +277,12 @@ def _context() -> multiprocessing.context.BaseContext:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         ctx.set_forkserver_preload(
-            ["torch", "learnability.sweep.executors", "learnability.sweep.jobs"]
+            [
+                "learnability.sweep._forkserver",  # first: arms the parent-death signal
+                "torch",
+                "learnability.sweep.executors",
+                "learnability.sweep.jobs",
+            ]
         )
         return ctx
     return multiprocessing.get_context("spawn")
@@ -219,11 +300,14 @@ class LocalExecutor:
         self._pool = self._new_pool()
 
     def _new_pool(self) -> ProcessPoolExecutor:
+        pid, ticks = _driver_id()
+        # read by the forkserver when it starts (it inherits this environment)
+        os.environ[DRIVER_ENV] = f"{pid}:{ticks}"
         return ProcessPoolExecutor(
             max_workers=self.workers,
             mp_context=_context(),
             initializer=_init_worker,
-            initargs=(self.threads,),
+            initargs=(self.threads, pid, ticks),
         )
 
     def submit(self, key: str, payload: dict) -> None:
@@ -239,7 +323,7 @@ class LocalExecutor:
         if not self._futures:
             return []
         done, _ = wait(list(self._futures), timeout=timeout, return_when=FIRST_COMPLETED)
-        out: list[tuple[str, dict]] = []
+        out: list[tuple[str, dict | None]] = []
         broken = False
         for future in done:
             key = self._futures.pop(future)
@@ -263,7 +347,7 @@ class LocalExecutor:
             out = [(k, r if r is not None else crash_result(msg, lost)) for k, r in out]
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = self._new_pool()
-        return out
+        return [(k, r) for k, r in out if r is not None]
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -296,16 +380,21 @@ class RayExecutor:
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
             try:
                 if address:
-                    ray.init(address=address, **kwargs)
+                    # a cluster on this host (loopback address): our driver stays on loopback too
+                    with _loopback_only(enabled=_is_loopback(address)):
+                        ray.init(address=address, **kwargs)
                 else:
-                    # a Ray of our own for this run: keep it on loopback, reachable from nowhere else
-                    ray.init(
-                        address="local",  # a new instance, never a `ray start` cluster found on this host
-                        num_cpus=workers or os.cpu_count(),
-                        include_dashboard=False,
-                        _node_ip_address="127.0.0.1",
-                        **kwargs,
-                    )
+                    # a Ray of our own for this run: every service on loopback, reachable from
+                    # nowhere else (see _loopback_only; tests/test_ray_loopback.py checks it)
+                    with _loopback_only():
+                        ray.init(
+                            address="local",  # a new instance, never a `ray start` cluster found here
+                            num_cpus=workers or os.cpu_count(),
+                            include_dashboard=False,
+                            dashboard_host="127.0.0.1",
+                            _node_ip_address="127.0.0.1",
+                            **kwargs,
+                        )
             except ConnectionError as exc:
                 raise UserError(f"cannot connect to a Ray cluster at {address!r}: {exc}") from None
             except Exception as exc:
@@ -356,6 +445,50 @@ class RayExecutor:
         self._refs.clear()
         if self._started_here:
             self.ray.shutdown()
+
+
+# Ray turns a node address of 127.0.0.1 into the host's external address ("remotely reachable",
+# services.resolve_ip_for_localhost) whenever it thinks it may be part of a cluster, and its servers
+# then listen on every interface (GCS, raylet, object manager, workers, the driver) or on the external
+# address (runtime-env agent). With RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 (what Ray does by itself on a
+# laptop OS) the node address stays 127.0.0.1 and every service listens on loopback only. Ray reads
+# the variable when it is imported, so its parsed value is set too while the instance starts; the
+# processes it starts inherit the variable.
+_RAY_CLUSTER_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextlib.contextmanager
+def _loopback_only(enabled: bool = True) -> Iterator[None]:
+    if not enabled:
+        yield
+        return
+    from ray._private import ray_constants
+
+    saved_env = os.environ.get(_RAY_CLUSTER_ENV)
+    saved_flag = getattr(ray_constants, "ENABLE_RAY_CLUSTER", None)
+    os.environ[_RAY_CLUSTER_ENV] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        if saved_env is None:
+            os.environ.pop(_RAY_CLUSTER_ENV, None)
+        else:
+            os.environ[_RAY_CLUSTER_ENV] = saved_env
+        if saved_flag is not None:
+            ray_constants.ENABLE_RAY_CLUSTER = saved_flag
+
+
+def _is_loopback(address: str) -> bool:
+    import ipaddress
+
+    host = address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _python_path() -> list[str]:

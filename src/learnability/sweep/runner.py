@@ -3,14 +3,20 @@
     summary = run_sweep([sweep_a, sweep_b], Store("results"), backend="local", workers=2)
 
 Everything is expanded and validated before the first run starts. Runs already "ok" or "diverged" in
-the store are skipped (resume); "failed" runs are skipped unless `retry_failed=True`; runs left
-"running" by a driver that died are run again. Only this process writes to the store; workers
+the store are skipped (resume); "failed" runs are skipped unless `retry_failed=True`. A run is started
+only under a lease (`Store.acquire`), renewed by a heartbeat thread while it is in flight: a run
+another live driver holds is waited for (and counted as done only once it is), a run whose lease went
+stale (its driver died) is taken over. Only this process writes to the store; workers
 return results. A worker crash fails only the run that caused it: runs that were in flight beside it
 are re-run one at a time before anything else is scheduled, so the crashing run is identified.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import os
+import re
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -22,9 +28,9 @@ from learnability.errors import UserError, check_choice
 from learnability.sweep.executors import make_executor
 from learnability.sweep.jobs import get_job
 from learnability.sweep.spec import RunSpec, Sweep
-from learnability.sweep.store import Store
+from learnability.sweep.store import Heartbeat, Store
 
-__all__ = ["BACKENDS", "SweepSummary", "collect_runs", "run_sweep"]
+__all__ = ["BACKENDS", "SweepSummary", "check_run_options", "collect_runs", "run_sweep"]
 
 BACKENDS = ("local", "ray")
 
@@ -32,7 +38,8 @@ BACKENDS = ("local", "ray")
 @dataclass
 class SweepSummary:
     total: int = 0  # runs the sweeps ask for
-    skipped: int = 0  # already done in the store (or running in another live driver)
+    skipped: int = 0  # finished in the store, before this call or by another driver during it
+    by_others: int = 0  # of the skipped: finished by another driver while this one waited
     ok: int = 0
     failed: int = 0
     diverged: int = 0
@@ -51,8 +58,82 @@ class SweepSummary:
     def line(self) -> str:
         return (
             f"{self.total} runs: {self.ok} ok, {self.failed} failed, {self.diverged} diverged, "
-            f"{self.skipped} already done; {self.seconds:.1f} s"
+            f"{self.skipped} already done"
+            + (f" ({self.by_others} by another driver)" if self.by_others else "")
+            + f"; {self.seconds:.1f} s"
         )
+
+
+MAX_THREADS = 1024
+MAX_RAY_WORKERS = 4096  # runs in flight on a cluster
+
+
+def max_local_workers() -> int:
+    """The most processes a local pool may have: each holds torch (hundreds of MB), so far more
+    than the cores only exhausts memory."""
+    return max(8, 4 * (os.cpu_count() or 1))
+
+
+_ADDRESS = re.compile(r"(ray://)?[A-Za-z0-9_.\-\[\]:]+:[0-9]{1,5}")
+
+
+def check_run_options(
+    backend: str,
+    workers: int | None,
+    address: str | None,
+    device: str,
+    threads: int,
+    cli: bool = False,
+) -> None:
+    """UserError (one line, naming the value and what is allowed) for options a sweep cannot run
+    with; checked before the store is opened, so a refused command writes nothing. `cli` names the
+    options as the command line spells them."""
+
+    def name(option: str, value: object) -> str:
+        return f"--{option} {value}" if cli else f"{option.replace('-', '_')}={value!r}"
+
+    check_choice("backend", backend, BACKENDS)
+    if backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise UserError("the ray backend needs Ray: pip install 'learnability[ray]'")
+    if address is not None:
+        if backend != "ray":
+            raise UserError(
+                f"{name('address', address)} is only for --backend ray (a Ray cluster's HOST:PORT); "
+                f"the {backend} backend runs on this machine: drop --address or add --backend ray"
+            )
+        port = address.rsplit(":", 1)[-1]
+        if address != "auto" and not (
+            _ADDRESS.fullmatch(address) and port.isdigit() and 1 <= int(port) <= 65535
+        ):
+            raise UserError(
+                f"{name('address', address)} is not a Ray address; give HOST:PORT (e.g. "
+                "127.0.0.1:6379), ray://HOST:PORT or auto"
+            )
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+            raise UserError(f"{name('workers', workers)} is not allowed; give an integer ≥ 0")
+        if workers == 0 and backend == "ray":
+            raise UserError(
+                f"{name('workers', 0)} (inline, in this process) only works with the local backend; "
+                "give --workers N ≥ 1 for Ray"
+            )
+        limit = max_local_workers() if backend == "local" else MAX_RAY_WORKERS
+        if workers > limit:
+            raise UserError(
+                f"{name('workers', workers)} is too many for the {backend} backend; at most {limit}"
+                + (" (4 per CPU core)" if backend == "local" else "")
+            )
+    if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= MAX_THREADS:
+        raise UserError(
+            f"{name('threads', threads)} is not allowed; give torch threads per run in 1..{MAX_THREADS}"
+        )
+    from learnability.device import check_device, resolve_device
+
+    check_device(device)
+    if backend == "local" or address is None:
+        resolve_device(
+            device
+        )  # runs on this machine: a missing GPU is an error before anything runs
 
 
 def collect_runs(sweeps: Sweep | RunSpec | Iterable[Sweep | RunSpec]) -> list[RunSpec]:
@@ -125,24 +206,11 @@ def run_sweep(
     debugging). backend "ray": Ray tasks at `address` (HOST:PORT), or a local Ray started here.
     Each run uses `threads_per_worker` torch threads on `device` ("cpu", "cuda", "auto", ...)."""
     t0 = time.perf_counter()
-    check_choice("backend", backend, BACKENDS)
-    if workers is not None and (not isinstance(workers, int) or workers < 0):
-        raise UserError(f"workers must be an int >= 0, got {workers!r}")
-    if workers == 0 and backend == "ray":
-        raise UserError("workers=0 (inline) only works with the local backend")
-    if threads_per_worker < 1:
-        raise UserError(f"threads_per_worker must be >= 1, got {threads_per_worker}")
-    if backend == "local":
-        from learnability.device import resolve_device
-
-        resolve_device(device)  # a missing GPU is an error before anything runs
-    elif not (device in ("auto", "cpu", "cuda") or device.startswith("cuda:")):
-        raise UserError(f"unknown device {device!r}; allowed: auto, cpu, cuda, cuda:N")
+    check_run_options(backend, workers, address, device, threads_per_worker)
     specs = collect_runs(sweeps)
     own_store = not isinstance(store, Store)
-    if own_store:
+    if not isinstance(store, Store):
         store = Store(store)
-    assert isinstance(store, Store)
     summary = SweepSummary(total=len(specs))
     try:
         _drive(
@@ -213,40 +281,70 @@ def _drive(
             "threads": threads,
         }
 
-    def refresh() -> None:
+    def refresh(waiting: int = 0) -> None:
         counts = (
             f"[green]{summary.ok} ok[/] [red]{summary.failed} failed[/] "
             f"[yellow]{summary.diverged} div[/] {len(in_flight)} run"
         )
+        if waiting:
+            counts += f" {waiting} in another driver"
         bar.update(summary.executed + (summary.skipped - skipped_at_start), counts)
 
     skipped_at_start = summary.skipped
+    waiting: dict[str, RunSpec] = {}  # under another driver's live lease: checked again later
+    next_check = 0.0
+
+    def start(spec: RunSpec, isolated: bool) -> None:
+        executor.submit(spec.run_id, payload(spec))
+        in_flight[spec.run_id] = (spec, isolated)
+
+    def take(spec: RunSpec) -> None:
+        state = store.acquire(spec, retry_failed)
+        if state == "claimed":
+            waiting.pop(spec.run_id, None)
+            start(spec, False)
+        elif state == "done":  # finished meanwhile (by another driver): it really is done
+            waiting.pop(spec.run_id, None)
+            summary.skipped += 1
+            summary.by_others += 1
+        else:
+            waiting[spec.run_id] = spec
+
     try:
-        while todo or suspects or in_flight:
-            if suspects:
-                if not in_flight:
-                    spec = suspects.popleft()
-                    executor.submit(spec.run_id, payload(spec))
-                    in_flight[spec.run_id] = (spec, True)
-            else:
-                while todo and len(in_flight) < executor.capacity:
-                    spec = todo.popleft()
-                    if not store.claim(spec):  # finished or running in another driver meanwhile
-                        summary.skipped += 1
+        with Heartbeat(store):
+            while todo or suspects or in_flight or waiting:
+                if suspects:
+                    if not in_flight:
+                        start(suspects.popleft(), True)
+                else:
+                    while todo and len(in_flight) < executor.capacity:
+                        take(todo.popleft())
+                    now = time.monotonic()
+                    if waiting and not todo and now >= next_check:
+                        # another driver's runs: take over those whose lease went stale
+                        next_check = now + min(1.0, store.lease_seconds / 4)
+                        for spec in list(waiting.values()):
+                            if len(in_flight) < executor.capacity:
+                                take(spec)
+                for run_id, result in executor.poll(timeout=0.25):
+                    spec, isolated = in_flight.pop(run_id)
+                    if result.get("crashed") and result.get("crash_group", 1) > 1 and not isolated:
+                        suspects.append(spec)
                         continue
-                    executor.submit(spec.run_id, payload(spec))
-                    in_flight[spec.run_id] = (spec, False)
-            for run_id, result in executor.poll(timeout=0.25):
-                spec, isolated = in_flight.pop(run_id)
-                if result.get("crashed") and result.get("crash_group", 1) > 1 and not isolated:
-                    suspects.append(spec)
-                    continue
-                store.record_result(spec, result)
-                _count(summary, spec, result)
-            refresh()
+                    if store.record_result(spec, result):
+                        _count(summary, spec, result)
+                    else:  # another driver took the run over (our lease had lapsed) and finished it
+                        summary.skipped += 1
+                        summary.by_others += 1
+                if not in_flight and waiting:
+                    time.sleep(0.25)  # only waiting for other drivers: poll returned at once
+                refresh(len(waiting))
     finally:
         bar.stop()
         executor.close()
+        if in_flight:  # interrupted: let another driver take these over at once
+            with contextlib.suppress(Exception):
+                store.release(in_flight)
 
 
 def _count(summary: SweepSummary, spec: RunSpec, result: dict) -> None:

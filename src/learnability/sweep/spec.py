@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import math
 import random as _random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ from learnability.sweep.jobs import get_job
 __all__ = ["RunSpec", "Sweep", "load_sweep"]
 
 _RANDOM_KINDS = ("uniform", "log_uniform", "int_uniform", "choice")
+# Declared limits: a sweep beyond them is a typo (or would take longer to expand than to notice)
+MAX_RUNS = 100_000
+MAX_SAMPLES = 100_000
 _YAML_KEYS = ("name", "job", "base", "grid", "random", "samples", "seeds", "seed_key", "study")
 
 
@@ -78,7 +82,22 @@ class Sweep:
             self.study = self.name.split("/", 1)[0]
 
     def _check(self, config_cls: type) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise UserError(f"sweep name {self.name!r} is not allowed; give a non-empty text")
         where = f"sweep {self.name!r}"
+        for key in ("job", "seed_key", "study"):
+            if not isinstance(getattr(self, key), str):
+                raise UserError(
+                    f"{where}: {key}={getattr(self, key)!r} is not allowed; give a text"
+                )
+        if (
+            isinstance(self.samples, bool)
+            or not isinstance(self.samples, int)
+            or not 0 <= self.samples <= MAX_SAMPLES
+        ):
+            raise UserError(
+                f"{where}: samples={self.samples!r} is not allowed; give an integer in 0..{MAX_SAMPLES:,}"
+            )
         if not isinstance(self.base, dict):
             raise UserError(f"{where}: base must be a mapping, got {self.base!r}")
         if not isinstance(self.grid, dict):
@@ -101,6 +120,19 @@ class Sweep:
         for s in self.seeds:
             if not isinstance(s, int) or isinstance(s, bool):
                 raise UserError(f"{where}: seed {s!r} is not an int")
+        size = self.size()
+        if size > MAX_RUNS:
+            raise UserError(
+                f"{where} asks for {size:,} runs (grid × samples × seeds); a sweep may have at most "
+                f"{MAX_RUNS:,} runs: split it or shrink the grid"
+            )
+
+    def size(self) -> int:
+        """How many runs `expand` would give at most (before duplicates are merged)."""
+        count = max(self.samples, 1) if self.random else 1
+        for values in self.grid.values():
+            count *= len(values) if isinstance(values, list) else 1
+        return count * (len(self.seeds) if isinstance(self.seeds, list) else 1)
 
     def _seed_applies(self, config_cls: type) -> bool:
         if not self.seed_key:
@@ -126,8 +158,10 @@ class Sweep:
             draws.append({k: _draw(rng, spec) for k, spec in sorted(self.random.items())})
         return draws
 
-    def expand(self) -> list[RunSpec]:
-        """Every run of this sweep, resolved and validated (raises UserError before anything runs)."""
+    def expand(self, progress: Callable[[int, int], None] | None = None) -> list[RunSpec]:
+        """Every run of this sweep, resolved and validated (raises UserError before anything runs).
+
+        `progress(done, total)` is called every 500 configs (a large sweep takes seconds)."""
         job = get_job(self.job)
         cls = job.config_cls
         self._check(cls)
@@ -151,13 +185,15 @@ class Sweep:
                     except UserError as exc:
                         raise UserError(f"sweep {self.name!r}: {exc}") from None
                     config_dict = to_dict(config)
-                    run_id = config_hash(self.job, config_dict)
+                    run_id = config_hash(self.job, config)
                     if run_id in seen:
                         continue
                     seen.add(run_id)
                     runs.append(
                         RunSpec(run_id, self.name, self.job, config, config_dict, self.study, seed)
                     )
+                    if progress is not None and len(runs) % 500 == 0:
+                        progress(len(runs), self.size())
         return runs
 
     def to_yaml_dict(self) -> dict:
@@ -212,6 +248,15 @@ def _draw(rng: _random.Random, spec: dict) -> Any:
     return copy.deepcopy(rng.choice(args))
 
 
+_KIND_WORDS = {
+    "samples": f"an integer in 0..{MAX_SAMPLES:,}",
+    "seeds": "a list of integers, e.g. seeds=[0,1,2]",
+    "name": "a text",
+    "seed_key": "a config field name",
+    "study": "a study name",
+}
+
+
 def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
     """Read a sweep YAML file and apply command-line overrides; the result is not expanded yet."""
     data = load_yaml(path)
@@ -228,8 +273,10 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
         if key in data and data[key] is not None and not isinstance(data[key], kind):
             raise UserError(f"{path}: {key} must be a {kind.__name__}, got {data[key]!r}")
     samples = data.get("samples", 0)
-    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 0:
-        raise UserError(f"{path}: samples must be a non-negative int, got {samples!r}")
+    if not isinstance(samples, int) or isinstance(samples, bool) or not 0 <= samples <= MAX_SAMPLES:
+        raise UserError(
+            f"{path}: samples={samples!r} is not allowed; give an integer in 0..{MAX_SAMPLES:,}"
+        )
     sweep = Sweep(
         name=str(data.get("name") or Path(path).stem),
         job=data["job"],
@@ -252,6 +299,11 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
             validate_key(cls, rest, sweep.base)
             sweep.random = {**(sweep.random or {}), rest: value}
         elif key in ("samples", "seeds", "name", "seed_key", "study"):
+            kinds = {"samples": int, "seeds": list, "name": str, "seed_key": str, "study": str}
+            if isinstance(value, bool) or not isinstance(value, kinds[key]):
+                raise UserError(
+                    f"override {text!r}: {key} must be {_KIND_WORDS[key]}, got {value!r}"
+                )
             setattr(sweep, key, value)
         else:
             validate_key(cls, key, sweep.base)

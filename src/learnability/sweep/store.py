@@ -9,6 +9,13 @@ commits but never corrupts the file. `Store(dir, fsync=True)` uses `synchronous=
 reaches the disk before the next run is scheduled) at the cost of an fsync per run. Several processes may write to one store at
 once (two sweeps): writers take SQLite's write lock with `BEGIN IMMEDIATE` and wait on a busy timeout.
 
+Ownership is a lease, not a process id: a driver that starts a run writes its owner token (host,
+pid, process start time, a random part) and an expiry into the row (`acquire`), and renews the expiry
+while the run is in flight (`renew`, from a heartbeat thread). Another driver skips a run under a live
+lease ("busy", and waits for it), takes over one whose lease expired or whose owner is known dead
+(same host, process gone or pid reused), and never re-runs a finished run (ok, failed, diverged)
+unless asked to retry failed ones. A result is never written over a run already finished.
+
 A run belongs to every sweep that asked for it: a run id (hash of job + resolved config) shared by two
 sweeps is run once, and `records(sweep=...)` finds it under both (the `members` table).
 
@@ -20,8 +27,10 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,7 +39,7 @@ from typing import Any
 
 from learnability.errors import UserError, check_choice
 
-__all__ = ["STATUSES", "RunRecord", "Store"]
+__all__ = ["DEFAULT_LEASE", "FINISHED", "STATUSES", "Heartbeat", "RunRecord", "Store"]
 
 STATUSES = ("ok", "failed", "diverged", "running")
 DB_NAME = "learnability.db"
@@ -52,7 +61,8 @@ CREATE TABLE IF NOT EXISTS runs (
     seed      INTEGER,
     versions  TEXT NOT NULL DEFAULT '{}',
     attempts  INTEGER NOT NULL DEFAULT 0,
-    owner     TEXT
+    owner     TEXT,
+    lease_expires REAL
 );
 CREATE TABLE IF NOT EXISTS members (
     sweep  TEXT NOT NULL,
@@ -106,43 +116,86 @@ class RunRecord:
 _MISS = object()
 
 
-def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+FINISHED = ("ok", "failed", "diverged")
+DEFAULT_LEASE = 60.0  # seconds a claim lasts without a heartbeat
 
 
-def _owner_alive(owner: str | None) -> bool:
-    """Whether the process that claimed a run (host:pid) is still alive (only knowable on this host)."""
-    if not owner or ":" not in owner:
-        return False
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    if int(pid) == os.getpid():
-        return False
+def process_start_ticks(pid: int) -> str:
+    """When process `pid` started (clock ticks since boot, Linux), '' where unknown: with the pid it
+    names one process, so a pid reused by another process is not taken for the owner."""
     try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def new_owner_token() -> str:
+    """A token naming this driver: host, pid, process start time and a random part (unique)."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{process_start_ticks(pid)}:{secrets.token_hex(6)}"
+
+
+def _owner_gone(owner: str | None) -> bool:
+    """Whether the driver that holds a lease is known to be dead: only knowable on its own host
+    (pid gone, or the pid now belongs to a process started at another time). Elsewhere the lease's
+    expiry decides."""
+    if not owner:
         return True
-    return True
+    parts = owner.split(":")
+    if len(parts) == 2:  # a store written before leases: "host:pid"
+        host, pid_text, ticks = parts[0], parts[1], ""
+    elif len(parts) >= 4:
+        host, pid_text, ticks = parts[0], parts[1], parts[2]
+    else:
+        return True
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # alive, another user's
+    return bool(ticks) and process_start_ticks(pid) not in ("", ticks)
 
 
 class Store:
     """The SQLite results store of one results directory."""
 
-    def __init__(self, results_dir: str | Path, timeout: float = 60.0, fsync: bool = False) -> None:
+    def __init__(
+        self,
+        results_dir: str | Path,
+        timeout: float = 60.0,
+        fsync: bool = False,
+        lease_seconds: float = DEFAULT_LEASE,
+    ) -> None:
         self.root = Path(results_dir)
-        self.root.mkdir(parents=True, exist_ok=True)
         self.path = self.root / DB_NAME
+        self.timeout = timeout
+        # this store's driver: the owner of the leases it takes (see `acquire`)
+        self.owner = new_owner_token()
+        self.lease_seconds = float(lease_seconds)
+        _check_existing(
+            self.path
+        )  # a file that is not a store is refused before anything is written
+        self.root.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
-        self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
-        with self._write() as c:
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    c.execute(statement)
+        try:
+            self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            with self._write() as c:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        c.execute(statement)
+                columns = {row[1] for row in c.execute("PRAGMA table_info(runs)")}
+                if "lease_expires" not in columns:  # a store from before leases
+                    c.execute("ALTER TABLE runs ADD COLUMN lease_expires REAL")
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise _not_a_store(self.path, str(exc)) from None
 
     # -- plumbing -------------------------------------------------------------------------------
     class _Tx:
@@ -180,55 +233,97 @@ class Store:
                 "INSERT OR IGNORE INTO members(sweep, study, run_id) VALUES (?, ?, ?)", rows
             )
 
-    def claim(self, spec: Any) -> bool:
-        """Mark a run as running, unless it is already ok or running in another live process."""
+    def acquire(self, spec: Any, retry_failed: bool = False) -> str:
+        """Try to take the lease on a run. Returns "claimed" (this driver runs it now), "done" (it is
+        finished: ok, diverged, or failed without `retry_failed`) or "busy" (another driver holds a
+        live lease on it).
+
+        A lease is the row's owner token with an expiry; the owner's heartbeat (`renew`) moves the
+        expiry on while the run is in flight. A lease that has expired, or whose owner is known dead
+        (same host, process gone), is stale and taken over."""
+        now = time.time()
         with self._write() as c:
             row = c.execute(
-                "SELECT status, owner FROM runs WHERE run_id=?", (spec.run_id,)
+                "SELECT status, owner, lease_expires FROM runs WHERE run_id=?", (spec.run_id,)
             ).fetchone()
-            if row is not None and (
-                row[0] == "ok" or (row[0] == "running" and _owner_alive(row[1]))
-            ):
-                return False
-            self._upsert_running(c, spec)
-        return True
+            if row is not None:
+                status, owner, expires = row
+                if status in FINISHED and not (retry_failed and status == "failed"):
+                    return "done"
+                if status == "running" and owner != self.owner:
+                    live = expires is not None and expires > now
+                    if live and not _owner_gone(owner):
+                        return "busy"
+                    if expires is None and not _owner_gone(owner):
+                        return "busy"  # an old driver without leases, still alive
+            self._upsert_running(c, spec, now)
+        return "claimed"
+
+    def claim(self, spec: Any, retry_failed: bool = False) -> bool:
+        """Take the lease on a run if nobody may be running it and it is not finished (`acquire`)."""
+        return self.acquire(spec, retry_failed) == "claimed"
 
     def mark_running(self, spec: Any) -> None:
-        """Mark a run as running (attempt count + 1), whatever its state."""
+        """Take the lease on a run (attempt count + 1), whatever its state."""
         with self._write() as c:
-            self._upsert_running(c, spec)
+            self._upsert_running(c, spec, time.time())
 
-    def _upsert_running(self, c: sqlite3.Connection, spec: Any) -> None:
+    def _upsert_running(self, c: sqlite3.Connection, spec: Any, now: float) -> None:
         c.execute(
-            "INSERT INTO runs(run_id, sweep, study, job, config, status, started, seed, attempts, owner) "
-            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, 1, ?) "
+            "INSERT INTO runs(run_id, sweep, study, job, config, status, started, seed, attempts, "
+            "owner, lease_expires) VALUES (?, ?, ?, ?, ?, 'running', ?, ?, 1, ?, ?) "
             "ON CONFLICT(run_id) DO UPDATE SET status='running', started=excluded.started, "
-            "owner=excluded.owner, attempts=runs.attempts + 1, error=NULL, traceback=NULL",
+            "owner=excluded.owner, lease_expires=excluded.lease_expires, "
+            "attempts=runs.attempts + 1, error=NULL, traceback=NULL",
             (
                 spec.run_id,
                 spec.sweep,
                 spec.study,
                 spec.job,
                 json.dumps(spec.config_dict, sort_keys=True),
-                time.time(),
+                now,
                 spec.seed,
-                _owner(),
+                self.owner,
+                now + self.lease_seconds,
             ),
         )
 
-    def record_result(self, spec: Any, result: dict) -> None:
+    def renew(self) -> int:
+        """Heartbeat: extend every lease this driver holds; returns how many."""
+        with self._write() as c:
+            cur = c.execute(
+                "UPDATE runs SET lease_expires=? WHERE owner=? AND status='running'",
+                (time.time() + self.lease_seconds, self.owner),
+            )
+            return cur.rowcount
+
+    def release(self, run_ids: Iterable[str]) -> None:
+        """Give up this driver's leases on runs it will not finish (interrupted): another driver may
+        take them over at once instead of waiting for the expiry."""
+        ids = list(run_ids)
+        with self._write() as c:
+            c.executemany(
+                "UPDATE runs SET lease_expires=0 WHERE run_id=? AND owner=? AND status='running'",
+                [(run_id, self.owner) for run_id in ids],
+            )
+
+    def record_result(self, spec: Any, result: dict) -> bool:
         """Store a finished run. `result`: status, metrics, error, traceback, started, finished,
-        seconds, versions (what the worker returned)."""
+        seconds, versions (what the worker returned). A run already stored as finished is left as
+        it is (another driver finished it first, after taking over a stale lease): returns False."""
         status = check_choice("status", result["status"], STATUSES)
         with self._write() as c:
+            row = c.execute("SELECT status FROM runs WHERE run_id=?", (spec.run_id,)).fetchone()
+            if row is not None and row[0] in FINISHED:
+                return False
             c.execute(
                 "INSERT INTO runs(run_id, sweep, study, job, config, status, metrics, error, traceback, "
-                "started, finished, seconds, seed, versions, attempts, owner) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, NULL) "
+                "started, finished, seconds, seed, versions, attempts, owner, lease_expires) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, NULL, NULL) "
                 "ON CONFLICT(run_id) DO UPDATE SET status=excluded.status, metrics=excluded.metrics, "
                 "error=excluded.error, traceback=excluded.traceback, started=excluded.started, "
                 "finished=excluded.finished, seconds=excluded.seconds, versions=excluded.versions, "
-                "owner=NULL",
+                "owner=NULL, lease_expires=NULL",
                 (
                     spec.run_id,
                     spec.sweep,
@@ -250,6 +345,7 @@ class Store:
                 "INSERT OR IGNORE INTO members(sweep, study, run_id) VALUES (?, ?, ?)",
                 (spec.sweep, spec.study, spec.run_id),
             )
+        return True
 
     # -- reads ----------------------------------------------------------------------------------
     def done_ids(self, statuses: Iterable[str] = ("ok",)) -> set[str]:
@@ -352,6 +448,97 @@ class Store:
 
     def integrity_check(self) -> str:
         return self._conn.execute("PRAGMA integrity_check").fetchone()[0]
+
+
+class Heartbeat:
+    """Renews a store's leases from a background thread (its own SQLite connection) every
+    lease/6 seconds, so a run in flight keeps its lease however long it takes and whatever the
+    driver's main thread is doing; a driver that dies stops renewing, and its leases expire.
+
+        with Heartbeat(store):
+            ...  # run things claimed with store.acquire
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.path, self.owner = store.path, store.owner
+        self.lease, self.timeout = store.lease_seconds, store.timeout
+        self.interval = max(0.05, self.lease / 6)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="lease-heartbeat", daemon=True)
+
+    def _run(self) -> None:
+        conn = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    conn.execute(
+                        "UPDATE runs SET lease_expires=? WHERE owner=? AND status='running'",
+                        (time.time() + self.lease, self.owner),
+                    )
+                except sqlite3.Error:
+                    continue  # busy for longer than the timeout: try again at the next beat
+        finally:
+            conn.close()
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.timeout + 5)
+
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _not_a_store(path: Path, why: str) -> UserError:
+    return UserError(
+        f"results store {str(path)!r} cannot be used: {why}; give --results a folder holding a "
+        "learnability.db written by learnability, or a new folder"
+    )
+
+
+def _check_existing(path: Path) -> None:
+    """UserError unless `path` is absent, or an SQLite file whose tables are a learnability store's
+    (checked read-only: a foreign or damaged file is never changed)."""
+    try:
+        if not path.exists():
+            return
+        if path.is_dir():
+            raise _not_a_store(path, "it is a folder")
+        with path.open("rb") as f:
+            header = f.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise _not_a_store(path, exc.strerror or type(exc).__name__) from None
+    if header == b"" and path.stat().st_size == 0:
+        return  # an empty file: SQLite makes a new database of it
+    if header != _SQLITE_HEADER:
+        raise _not_a_store(path, "it is not an SQLite database")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        try:
+            tables = {
+                name: {row[1] for row in conn.execute(f"PRAGMA table_info({name})")}
+                for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise _not_a_store(path, str(exc)) from None
+    for table, needed in _REQUIRED_COLUMNS.items():
+        if table in tables and not needed <= tables[table]:
+            missing = sorted(needed - tables[table])
+            raise _not_a_store(
+                path,
+                f"its table {table!r} lacks {', '.join(missing[:3])} (another program's database)",
+            )
+
+
+_REQUIRED_COLUMNS = {
+    "runs": {"run_id", "sweep", "study", "job", "config", "status", "metrics", "attempts"},
+    "members": {"sweep", "study", "run_id"},
+}
 
 
 def open_existing(results_dir: str | Path) -> Store:

@@ -7,6 +7,7 @@ another node — can import it by name. It computes something deterministic from
 modes: "ok" (compute and return), "raise" (raise RuntimeError), "diverge" (return status diverged),
 "exit" (kill the worker process with os._exit, as a segfault would), "sleep" (sleep `sleep_s` first).
 `work` adds that many iterations of a pure-Python CPU-bound loop (for scheduling benchmarks).
+`marker_dir` makes each completed execution leave a file there (tests count executions per run).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
+from learnability.config import HASH_OMIT_DEFAULT
 from learnability.sweep.jobs import RunContext, register_job
 
 
@@ -28,6 +31,9 @@ class ProbeConfig:
     mode: Literal["ok", "raise", "diverge", "exit", "sleep"] = "ok"
     sleep_s: float = 0.0
     work: int = 0
+    # a folder where every completed execution leaves one file named after its run id (to count
+    # executions: a run that ran twice leaves two); "" = none. Not in the run id when unset.
+    marker_dir: str = field(default="", metadata=HASH_OMIT_DEFAULT)
 
 
 def busy_loop(iterations: int) -> int:
@@ -56,6 +62,10 @@ def probe(config: ProbeConfig, ctx: RunContext) -> dict:
     metrics = {"value": value, "norm": float(a.norm()), "acc": acc, "device": str(ctx.device)}
     if config.mode == "diverge":
         metrics["status"] = "diverged"
+    if config.marker_dir:
+        marker = Path(config.marker_dir) / f"{ctx.run_id}.{os.getpid()}.{time.time_ns()}"
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(f"{config.seed}\n")
     return metrics
 
 
@@ -98,7 +108,9 @@ class LocalRayCluster:
         self._saved_env = {k: os.environ.get(k) for k in _AUTH_VARS}
         os.environ["RAY_AUTH_MODE"] = "disabled"
         os.environ.pop("RAY_AUTH_TOKEN", None)
-        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+        # without this Ray resolves 127.0.0.1 to the host's external address and listens there
+        # (see executors._loopback_only)
+        env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0", RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER="0")
         cmd = [
             ray, "start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port),
             "--num-cpus", str(self.num_cpus), "--include-dashboard", "false",

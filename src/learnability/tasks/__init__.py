@@ -57,7 +57,7 @@ def task_config_union() -> Any:
 
 
 # Task modules register themselves on import; a module another engineer has not written yet is skipped.
-for _module in ("boolean", "algorithmic", "language", "circuit"):
+for _module in ("boolean", "algorithmic", "language", "circuit", "scratchpad"):
     try:
         importlib.import_module(f"learnability.tasks.{_module}")
     except ModuleNotFoundError as _exc:

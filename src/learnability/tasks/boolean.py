@@ -47,6 +47,52 @@ class BooleanTaskConfig:
     length_buckets: list[list[int]] = field(default_factory=list)
     scratchpad: bool = False
 
+    def __post_init__(self) -> None:
+        _check_config(self)
+
+
+MAX_TASK_N = 4096  # longest string a Boolean task draws (the sampled analyses' own limit is higher)
+
+
+def _check_config(c: BooleanTaskConfig) -> None:
+    """The task's ranges and its function spec, checked when the config is built (so a sweep's
+    `--dry-run` finds them) rather than when a worker builds the task."""
+    from learnability.boolean.functions import resolve_function
+    from learnability.errors import check_int
+
+    check_int("task.n", c.n, 1, MAX_TASK_N)
+    for name in ("min_len", "max_len"):
+        if getattr(c, name) is not None:
+            check_int(f"task.{name}", getattr(c, name), 1, MAX_TASK_N)
+    low = c.min_len if c.min_len is not None else (c.max_len or c.n)
+    high = c.max_len if c.max_len is not None else max(c.n, low)
+    if low > high:
+        raise UserError(
+            f"task.min_len={low} > task.max_len={high} is not allowed; need min_len ≤ max_len"
+        )
+    for bucket in c.length_buckets:
+        if (
+            len(bucket) != 2
+            or any(isinstance(b, bool) or not isinstance(b, int) for b in bucket)
+            or not 1 <= bucket[0] <= bucket[1]
+        ):
+            raise UserError(
+                f"task.length_buckets entry {bucket!r} is not allowed; use [lo, hi] with 1 ≤ lo ≤ hi"
+            )
+    check_int("task.test_size", c.test_size, 1)
+    if c.mode == "fixed":
+        if low != high:
+            raise UserError("task.mode='fixed' needs one length; unset task.min_len / task.max_len")
+        check_int("task.train_size", c.train_size, 1, 2 ** min(c.n, 62))
+    if c.scratchpad:
+        if c.function.strip().lower() != "parity":
+            raise UserError(f"task.scratchpad needs function 'parity', not {c.function!r}")
+        return
+    try:
+        resolve_function(c.function, c.n)
+    except UserError as exc:
+        raise UserError(f"task.function={c.function!r}: {exc}") from None
+
 
 def codes_of(bits: torch.Tensor) -> torch.Tensor:
     """(B, n) 0/1 → (B,) int64 codes Σ_k x_k 2^k (n ≤ 62)."""

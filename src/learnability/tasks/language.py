@@ -186,9 +186,14 @@ def prepared_corpus(
     path = cache_dir() / key
     if path.exists():
         try:
-            saved = torch.load(path, weights_only=False)
-            tok = BPETokenizer(saved["symbols"], [tuple(m) for m in saved["merges"]])
-            return tok, saved["train"], saved["valid"]
+            # weights_only: the cache holds plain lists and tensors, and a file planted in a shared
+            # cache folder must not be able to run code
+            saved = torch.load(path, weights_only=True)
+            tok = BPETokenizer(list(saved["symbols"]), [tuple(m) for m in saved["merges"]])
+            if isinstance(saved["train"], torch.Tensor) and isinstance(
+                saved["valid"], torch.Tensor
+            ):
+                return tok, saved["train"], saved["valid"]
         except Exception:  # a corrupt or foreign cache file: rebuild below
             pass
     tok, train, valid = _prepare(corpus, vocab_size, valid_fraction)
@@ -196,7 +201,13 @@ def prepared_corpus(
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         torch.save(
-            {"symbols": tok.symbols, "merges": tok.merges, "train": train, "valid": valid}, tmp
+            {
+                "symbols": list(tok.symbols),
+                "merges": [list(m) for m in tok.merges],
+                "train": train,
+                "valid": valid,
+            },
+            tmp,
         )
         os.replace(tmp, path)
     except OSError:

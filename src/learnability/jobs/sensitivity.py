@@ -1,0 +1,433 @@
+"""Jobs of the `sensitivity` study (Hahn & Rofin 2024; docs/studies/sensitivity.md).
+
+Every job trains through the shared `Trainer` and measures with `learnability.measure`; none has a
+training loop of its own.
+
+- `sensitivity.train` (`MeasuredTrainConfig`): a Boolean task for the configured number of steps (the
+  paper's budget: no early stop unless `train.converge_loss` is set). Measured three times: at
+  initialisation (`init`: norm, blowup, C), at the first evaluation whose test MSE < `fit_loss`
+  (`at_fit`: everything, plus `fit_step`) and at the end (top level). An early-stopped run ("until fit")
+  is bit-identical to this run up to `fit_step` and ends there, so `at_fit` is what it would measure:
+  one run serves both training budgets.
+- `sensitivity.dynamics` (`DynamicsConfig`): loss (`probe_loss`, on the 0/1 target scale), Gaussian and
+  sphere sharpness (±1 units), blowup and norm on one fixed batch at step 0 and every `every` steps,
+  through the Trainer's evaluation hook; no early stop.
+- `sensitivity.generalisation` (`GeneralisationConfig`): a random function learned from `train_size`
+  strings; the learned function against random completions of the same data, then a fresh model refitted
+  to the learned function's table and to `refits` completions, each refit's sharpness measured.
+- `sensitivity.length` (`LengthConfig`): a Boolean task trained on lengths min_len..max_len with a
+  length-invariant read-out, accuracy per length bucket (`learnability.measure.length`).
+- `sensitivity.scratchpad` (`ScratchpadConfig`): PARITY at n with the autoregressive prefix-parity
+  scratchpad (decoded on its own outputs) or plain, at the same budget.
+
+Scales: sharpness and sensitivity are reported in ±1 output units (×4 for models trained on 0/1 targets).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from learnability.config import to_dict
+from learnability.device import resolve_device
+from learnability.errors import UserError
+from learnability.measure import layernorm_blowup, lipschitz_constant, model_outputs, parameter_norm
+from learnability.measure.bounds import (
+    lipschitz_scaled,
+    real_average_sensitivity,
+    sampled_real_sensitivity,
+    sharpness_profile,
+)
+from learnability.measure.length import bucket_accuracy, check_length_setup, training_strings
+from learnability.measure.norms import positional_names
+from learnability.measure.scratchpad import scratchpad_accuracy
+from learnability.measure.sharpness import sharpness
+from learnability.models import BooleanTransformerConfig
+from learnability.sweep.jobs import RunContext, register_job
+from learnability.tasks import Task, build_task
+from learnability.tasks.base import Batch
+from learnability.tasks.boolean import BooleanTask, BooleanTaskConfig, codes_of
+from learnability.tasks.scratchpad import ScratchpadParityConfig
+from learnability.train import TrainConfig, Trainer, compute_loss, evaluate, seeded_model
+
+EXACT_LIMIT = 16  # the model's own sensitivity is exact on all 2^n strings up to this n
+
+
+# -- measurements shared by the jobs ------------------------------------------------------------------------
+def output_scale(task: Task) -> float:
+    """Factor from the model's output scale to ±1 units for squared differences (4 for 0/1 targets)."""
+    return 4.0 if getattr(getattr(task, "config", None), "targets", "01") == "01" else 1.0
+
+
+def reference_radius(model: nn.Module, eps: float) -> float:
+    """ε·√P, P the non-positional parameters: the norm of the published Gaussian perturbation."""
+    skip = positional_names(model)
+    return eps * math.sqrt(sum(p.numel() for n, p in model.named_parameters() if n not in skip))
+
+
+def sharpness_pair(
+    model: nn.Module, task: Task, batch: Batch, eps: float, directions: int, seed: int
+) -> dict[str, float]:
+    """Gaussian (published: mean loss increase under N(0, ε²) per coordinate) and sphere sharpness at the
+    same radius ρ = ε√P (output change), both in ±1 units."""
+    scale = output_scale(task)
+    gauss = sharpness(model, batch, lambda out, b: compute_loss(task.loss, out, b), rho=eps,
+                      kind="gaussian", directions=directions,
+                      generator=torch.Generator().manual_seed(seed + 7919))  # fmt: skip
+    rho = reference_radius(model, eps)
+    sphere = sharpness(model, batch, rho=rho, kind="sphere", directions=directions,
+                       generator=torch.Generator().manual_seed(seed + 104_729))  # fmt: skip
+    return {"sharpness_gauss": gauss.mean * scale, "sharpness_sphere": sphere.mean * scale,
+            "rho0": rho}  # fmt: skip
+
+
+def blowups(model: nn.Module, inputs: torch.Tensor, device: torch.device) -> dict[str, float]:
+    paper = layernorm_blowup(model, inputs, "paper", device)
+    published = layernorm_blowup(model, inputs, "published", device)
+    return {"blowup_paper": paper.mean, "blowup_paper_sq": float(paper.per_input.double().pow(2).mean()),
+            "blowup_published": published.mean}  # fmt: skip
+
+
+def init_measures(model: nn.Module, batch: Batch, device: torch.device) -> dict[str, float]:
+    """What the trained model is compared with: its own initialisation."""
+    return {"param_norm": parameter_norm(model), **blowups(model, batch.inputs, device),
+            "log10_C": lipschitz_scaled(model)["log10_C"],
+            "log10_C_unscaled": lipschitz_constant(model)["log10_C"]}  # fmt: skip
+
+
+# -- sensitivity.train -----------------------------------------------------------------------------------
+@dataclass
+class MeasuredTrainConfig:
+    """A Boolean task trained for `train.steps`, measured at init, at fit and at the end (module doc)."""
+
+    task: BooleanTaskConfig = field(default_factory=BooleanTaskConfig)
+    model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    fit_loss: float = 1e-3  # the published criterion: test MSE (0/1 scale) below this = fitted
+    measure_batch: int = 1024  # test strings the measurements use
+    sharpness_eps: float = (
+        0.02  # σ of the published Gaussian perturbation; sphere radii scale with ε√P
+    )
+    directions: int = 16
+    radii: list[float] = field(default_factory=lambda: [0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0])
+    seed: int = 0  # initialisation
+    data_seed: int = 0  # batches and test split
+    save_model: bool = True
+
+
+def measure_trained(model: nn.Module, task: BooleanTask, config: MeasuredTrainConfig,
+                    device: torch.device) -> dict[str, Any]:  # fmt: skip
+    """Every measurement of the scaling and trade-off claims, on the model as it is now."""
+    test = task.test_set()
+    batch = test.slice(0, config.measure_batch).to(device)
+    scores = evaluate(model, task, test, device)
+    out: dict[str, Any] = {"test_loss": scores["loss"], "test_acc": scores["acc"],
+                           "param_norm": parameter_norm(model), **blowups(model, batch.inputs, device),
+                           "log10_C": lipschitz_scaled(model)["log10_C"],
+                           "log10_C_unscaled": lipschitz_constant(model)["log10_C"]}  # fmt: skip
+    out.update(
+        sharpness_pair(model, task, batch, config.sharpness_eps, config.directions, config.seed)
+    )
+    radii = [m * out["rho0"] for m in config.radii]
+    profile = sharpness_profile(model, batch, radii, config.directions, config.seed + 31,
+                                output_scale(task))  # fmt: skip
+    out["radii"] = radii
+    out["sharpness_profile"] = [e.mean for e in profile]
+    n = task.max_len
+    scale = 1.0 if task.config.targets == "01" else 0.25
+    if n <= EXACT_LIMIT:
+        table = model_outputs(model, n, device).cpu()
+        out["model_as_real"] = real_average_sensitivity(table, n, scale)
+        thresholded = (table > task.threshold).double()
+        out["model_as"] = real_average_sensitivity(thresholded, n)
+    else:
+        g = torch.Generator().manual_seed(config.seed + 11)
+        out["model_as_real"] = scale * sampled_real_sensitivity(model, n, 1024, g, device)
+    return out
+
+
+@register_job("sensitivity.train", MeasuredTrainConfig)
+def train_job(config: MeasuredTrainConfig, ctx: RunContext) -> dict[str, Any]:
+    device = resolve_device(ctx.device)
+    task = build_task(config.task, config.data_seed)
+    if not isinstance(task, BooleanTask) or task.output != "scalar":
+        raise UserError("sensitivity.train needs a scalar Boolean task (no scratchpad)")
+    model = seeded_model(config.model, config.seed, device)
+    init = init_measures(model, task.test_set().slice(0, config.measure_batch).to(device), device)
+    snap: dict[str, Any] = {}
+
+    def at_fit(step: int, m: nn.Module) -> dict[str, Any]:
+        if snap:
+            return {}
+        if evaluate(m, task, task.test_set(), device)["loss"] < config.fit_loss:
+            snap.update(fit_step=step, at_fit=measure_trained(m, task, config, device))
+            return {"fitted": 1.0}
+        return {}
+
+    result = Trainer(model, task, config.train, device, metrics_log=ctx.log,
+                     eval_hook=at_fit).fit(config.data_seed, config.seed)  # fmt: skip
+    metrics: dict[str, Any] = {"status": result.status, "steps": result.steps,
+                               "seconds": result.seconds, "init": init,
+                               "fit_step": snap.get("fit_step"), "at_fit": snap.get("at_fit")}  # fmt: skip
+    from learnability.runs import target_summary
+
+    metrics.update(target_summary(task))
+    if result.status != "diverged":
+        metrics.update(measure_trained(model, task, config, device))
+    if config.save_model:
+        _save(Path(ctx.run_dir) / "model.pt", model, config)
+    return _finite(metrics)
+
+
+def _save(path: Path, model: nn.Module, config: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {"kind": "learnability.sensitivity.model", "job_config": to_dict(config),
+               "state_dict": model.state_dict()}  # fmt: skip
+    torch.save(payload, path)
+
+
+def _finite(value: Any) -> Any:
+    """JSON-safe: NaN → None, ±inf → "inf"/"-inf", recursively."""
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    return value
+
+
+# -- sensitivity.dynamics --------------------------------------------------------------------------------
+@dataclass
+class DynamicsConfig:
+    """PARITY (or any Boolean function) trained without early stop, measured on one fixed batch."""
+
+    function: str = "parity"
+    n: int = 6
+    model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    every: int = 50  # measure every this many steps (and at step 0)
+    probe: int = 256  # size of the fixed measurement batch
+    directions: int = 8
+    sharpness_eps: float = 0.02
+    seed: int = 0
+    data_seed: int = 0
+
+
+@register_job("sensitivity.dynamics", DynamicsConfig)
+def dynamics_job(config: DynamicsConfig, ctx: RunContext) -> dict[str, Any]:
+    if config.every < 1 or config.probe < 1 or config.directions < 1:
+        raise UserError(
+            f"dynamics every={config.every}, probe={config.probe}, directions={config.directions} "
+            "are not allowed; each must be ≥ 1"
+        )
+    device = resolve_device(ctx.device)
+    task = build_task(BooleanTaskConfig(function=config.function, n=config.n), config.data_seed)
+    probe = task.sample(config.probe, torch.Generator().manual_seed(10_007 + config.data_seed))
+    probe = probe.to(device)
+    model = seeded_model(config.model, config.seed, device)
+
+    def measure(step: int, m: nn.Module) -> dict[str, Any]:
+        was = m.training
+        m.eval()
+        with torch.no_grad():
+            loss = float(compute_loss(task.loss, m(probe.inputs), probe))
+        # the loss on the task's own (0/1) scale, where the paper aligns runs at < 0.01
+        row = {"probe_loss": loss,
+               **sharpness_pair(m, task, probe, config.sharpness_eps, config.directions, config.seed + step),
+               **blowups(m, probe.inputs, device), "param_norm": parameter_norm(m)}  # fmt: skip
+        m.train(was)
+        return row
+
+    first = {"step": 0, **measure(0, model)}
+    train = replace(config.train, eval_every=config.every, converge_loss=None, converge_acc=None)
+    result = Trainer(model, task, train, device, metrics_log=ctx.log,
+                     eval_hook=measure).fit(config.data_seed, config.seed)  # fmt: skip
+    trajectory = [first] + [row for row in result.history if "probe_loss" in row]
+    return _finite({"status": result.status, "steps": result.steps,
+                    "test_loss": result.final.get("test_loss"), "test_acc": result.final.get("test_acc"),
+                    "trajectory": trajectory})  # fmt: skip
+
+
+# -- sensitivity.generalisation ----------------------------------------------------------------------------
+@dataclass
+class GeneralisationConfig:
+    """A random function on n bits learned from `train_size` strings, against random completions."""
+
+    n: int = 7
+    train_size: int = 32
+    function_seed: int = 0  # which random function
+    model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)  # the partial-data run
+    refit: TrainConfig = field(default_factory=TrainConfig)  # every refit on a full truth table
+    completions: int = 200  # random completions whose sensitivity is compared
+    refits: int = 2  # random completions refitted (plus the learned function)
+    directions: int = 16
+    sharpness_eps: float = 0.02
+    seed: int = 0
+    data_seed: int = 0
+
+
+def completion_tables(
+    n: int, codes: np.ndarray, labels: np.ndarray, count: int, seed: int
+) -> np.ndarray:
+    """(count, 2^n) uint8 tables that agree with `labels` on `codes` and are fair coins elsewhere."""
+    rng = np.random.default_rng(seed)
+    tables = rng.integers(0, 2, size=(count, 2**n), dtype=np.uint8)
+    tables[:, codes] = labels[None, :]
+    return tables
+
+
+def table_sensitivity(tables: np.ndarray, n: int) -> np.ndarray:
+    """Average sensitivity of each row of (m, 2^n) 0/1 truth tables: (m,) float."""
+    t = np.asarray(tables, dtype=np.int8).reshape(len(tables), -1)
+    total = np.zeros(len(t))
+    for i in range(n):
+        v = t.reshape(len(t), -1, 2, 2**i)
+        total += (v[:, :, 0] != v[:, :, 1]).mean(axis=(1, 2))
+    return total
+
+
+@register_job("sensitivity.generalisation", GeneralisationConfig)
+def generalisation_job(config: GeneralisationConfig, ctx: RunContext) -> dict[str, Any]:
+    n = config.n
+    device = resolve_device(ctx.device)
+    if not 1 <= config.train_size < 2**n:
+        raise UserError(
+            f"train_size={config.train_size} is not allowed; need 1..{2**n - 1} for n={n}"
+        )
+    if n > 16:
+        raise UserError(f"n={n} is not allowed for the generalisation job; refits need n ≤ 16")
+    spec = f"random:seed={config.function_seed}"
+    task = build_task(BooleanTaskConfig(function=spec, n=n, mode="fixed", train_size=config.train_size),
+                      config.data_seed)  # fmt: skip
+    assert isinstance(task, BooleanTask)
+    model = seeded_model(config.model, config.seed, device)
+    fit = Trainer(model, task, config.train, device).fit(config.data_seed, config.seed)
+    learned = (model_outputs(model, n, device).cpu() > task.threshold).numpy().astype(np.uint8)
+    train = task.train_set()
+    assert train is not None
+    codes = codes_of(train.inputs).numpy()
+    labels = (train.targets.numpy() > 0.5).astype(np.uint8)
+    comps = completion_tables(n, codes, labels, config.completions,
+                              1_000_003 * config.function_seed + 7 * config.seed + config.train_size)  # fmt: skip
+    comp_as = table_sensitivity(comps, n)
+    learned_as = float(table_sensitivity(learned[None], n)[0])
+
+    def refit(table: np.ndarray, tag: str) -> dict[str, Any]:
+        path = Path(ctx.run_dir) / f"refit_{tag}.npy"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, table.astype(np.uint8))
+        full = build_task(BooleanTaskConfig(function=str(path), n=n, mode="fixed", train_size=2**n),
+                          config.data_seed)  # fmt: skip
+        m = seeded_model(config.model, config.seed, device)
+        r = Trainer(m, full, config.refit, device).fit(config.data_seed, config.seed)
+        batch = full.test_set().to(device)
+        return {**sharpness_pair(m, full, batch, config.sharpness_eps, config.directions, config.seed),
+                "loss": r.final.get("test_loss"), "acc": r.final.get("test_acc"),
+                "as": float(table_sensitivity(table[None], n)[0])}  # fmt: skip
+
+    refits = [refit(comps[k], f"completion{k}") for k in range(min(config.refits, len(comps)))]
+    return _finite({
+        "status": fit.status, "train_acc": float((learned[codes] == labels).mean()),
+        "test_acc": fit.final.get("test_acc"), "learned_as": learned_as,
+        "completion_as": comp_as.tolist(), "completion_as_mean": float(comp_as.mean()),
+        "learned_as_quantile": float((comp_as <= learned_as).mean()),
+        "refit_learned": refit(learned, "learned"), "refit_completions": refits,
+    })  # fmt: skip
+
+
+# -- sensitivity.length -------------------------------------------------------------------------------------
+@dataclass
+class LengthConfig:
+    """Train on lengths task.min_len..task.max_len; accuracy per bucket of task.length_buckets."""
+
+    task: BooleanTaskConfig = field(default_factory=BooleanTaskConfig)
+    model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    per_length: int = 512  # test strings per length (all of them when there are fewer)
+    seed: int = 0
+    data_seed: int = 0
+
+
+@register_job("sensitivity.length", LengthConfig)
+def length_job(config: LengthConfig, ctx: RunContext) -> dict[str, Any]:
+    check_length_setup(config.model)
+    if config.task.min_len is None or config.task.max_len is None or not config.task.length_buckets:
+        raise UserError(
+            "sensitivity.length needs task.min_len, task.max_len and task.length_buckets"
+        )
+    device = resolve_device(ctx.device)
+    task = build_task(config.task, config.data_seed)
+    model = seeded_model(config.model, config.seed, device)
+    result = Trainer(model, task, config.train, device, metrics_log=ctx.log).fit(
+        config.data_seed, config.seed
+    )
+    scores = bucket_accuracy(model, task, config.task.length_buckets, config.per_length,
+                             seed=1_000 + config.data_seed, device=device)  # fmt: skip
+    strings = training_strings(config.task.min_len, config.task.max_len,
+                               config.train.steps * config.train.batch_size)  # fmt: skip
+    return _finite({"status": result.status, "steps": result.steps, "length_acc": scores["buckets"],
+                    "length_acc_by_length": scores["lengths"], "training_space": strings.space,
+                    "training_distinct": strings.expected_distinct})  # fmt: skip
+
+
+# -- sensitivity.scratchpad ---------------------------------------------------------------------------------
+@dataclass
+class ScratchpadConfig:
+    """PARITY at n: `autoregressive` (the prefix-parity scratchpad, decoded on its own outputs) or
+    `plain` (one label per string), with the same model size and budget."""
+
+    n: int = 8
+    mode: Literal["autoregressive", "plain"] = "autoregressive"
+    model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    test_size: int = 1024
+    seed: int = 0
+    data_seed: int = 0
+
+
+@register_job("sensitivity.scratchpad", ScratchpadConfig)
+def scratchpad_job(config: ScratchpadConfig, ctx: RunContext) -> dict[str, Any]:
+    device = resolve_device(ctx.device)
+    model_config = config.model
+    if config.mode == "autoregressive":
+        task: Task = build_task(
+            ScratchpadParityConfig(n=config.n, test_size=config.test_size), config.data_seed
+        )
+        model_config = replace(model_config, readout="all", causal=True, vocab_size=3,
+                               max_len=max(model_config.max_len, 2 * config.n))  # fmt: skip
+    else:
+        task = build_task(BooleanTaskConfig(function="parity", n=config.n, test_size=config.test_size),
+                          config.data_seed)  # fmt: skip
+    model = seeded_model(model_config, config.seed, device)
+    result = Trainer(model, task, config.train, device, metrics_log=ctx.log).fit(
+        config.data_seed, config.seed
+    )
+    out: dict[str, Any] = {"status": result.status, "steps": result.steps,
+                           "test_acc": result.final.get("test_acc")}  # fmt: skip
+    if config.mode == "autoregressive":
+        bits = task.test_set().inputs[:, : config.n]
+        out.update(scratchpad_accuracy(model, bits, device))
+        with torch.no_grad():
+            model.eval()
+            test = task.test_set().to(device)
+            last = model(test.inputs)[:, -1] > 0.5  # teacher forced: given the true y_{n−1}
+            out["teacher_forced_final_acc"] = float(
+                (last == (test.targets[:, -1] > 0.5)).float().mean()
+            )
+    else:
+        out["final_bit_acc"] = out["test_acc"]
+    return _finite(out)
+
+
+__all__ = [
+    "DynamicsConfig", "GeneralisationConfig", "LengthConfig", "MeasuredTrainConfig", "ScratchpadConfig",
+    "completion_tables", "measure_trained", "table_sensitivity",
+]  # fmt: skip

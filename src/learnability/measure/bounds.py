@@ -1,0 +1,177 @@
+"""The quantities in Hahn & Rofin's bounds, measured on a model (docs/studies/sensitivity.md).
+
+Units: the paper's transformer outputs T(x) ∈ [−1, 1]. A model trained on 0/1 targets outputs
+T01 = (T + 1)/2, so squared output differences are 4× smaller on its scale; every function here
+reports ±1 units (`scale=4` for 0/1 outputs, 1 for ±1 outputs).
+
+- `real_average_sensitivity(outputs, n)`: as(T) = ¼ Σ_i E_x (T(x) − T(x^{⊕i}))² of a real output
+  table in ±1 units (for a 0/1 table: Σ_i E_x (T01(x) − T01(x^{⊕i}))²); a Boolean table gives as(f).
+  `sampled_real_sensitivity` estimates it from sampled strings when 2^n is too many.
+- `sharpness_profile(model, batch, radii)`: L_ρ = E_x E_{‖Δ‖=ρ} (T_{θ+Δ}(x) − T_θ(x))² for each ρ, with the
+  *same* random directions at every radius (so L_ρ is a smooth curve in ρ, not noise between radii).
+- `bound_radius(radii, values, target)`: the radius at which the profile first reaches `target`
+  (the sharpness bound of the paper's §5: lim_{ρ→0} liminf_n L_ρ,n ≥ liminf_n as(T)/(2n) − slack), by log–log interpolation.
+- `lipschitz_scaled(model)`: log C for the Lipschitz constant of the paper's §4,
+  C = exp(4d · max_h Σ_{i=2}^{L} ‖Γ_i K_{i,h}ᵀ Q_{i,h} Γ_i‖₂² / d_h), where the paper's attention score
+  (K y_j)ᵀ(Q y_i) is matched to this model's: the 1/√d_h of scaled dot-product attention is split
+  as d_h^{-1/4} into K and Q, and the LayerNorm gain Γ_i = diag(γ) of the LayerNorm whose output feeds
+  layer i is folded into both (the paper's LayerNorm has no gain). LayerNorm and projection biases only
+  shift scores by terms the paper's model does not have; they are left out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+
+from learnability.errors import UserError
+from learnability.measure.norms import _query_keys
+from learnability.measure.sharpness import Estimate, sharpness
+from learnability.tasks.base import Batch
+
+
+# -- average sensitivity of a real-valued output ---------------------------------------------------------
+def real_average_sensitivity(outputs: torch.Tensor, n: int, scale: float = 1.0) -> float:
+    """scale · Σ_i E_x (t(x) − t(x^{⊕i}))² of an output table `outputs` (2^n,) in index order (bit k of the
+    index = x_k). With scale 1 a 0/1-scale table gives as(T) in ±1 units (a Boolean table: as(f));
+    pass scale ¼ for a table already on the ±1 scale."""
+    t = outputs.double().reshape(-1)
+    if t.numel() != 2**n:
+        raise UserError(f"output table has {t.numel()} entries; n={n} needs {2**n}")
+    total = 0.0
+    for i in range(n):
+        v = t.view(-1, 2, 2**i)  # axis 1 is bit i
+        total += float((v[:, 0] - v[:, 1]).pow(2).mean())
+    return total * scale
+
+
+@torch.no_grad()
+def sampled_real_sensitivity(
+    model: nn.Module,
+    n: int,
+    samples: int,
+    generator: torch.Generator,
+    device: torch.device | str = "cpu",
+) -> float:
+    """Monte-Carlo estimate of `real_average_sensitivity` (scale 1): `samples` uniform strings, each with
+    all n one-bit flips (n + 1 forward passes of `samples` strings)."""
+    x = torch.randint(0, 2, (samples, n), generator=generator).to(device)
+    was = model.training
+    model.eval()
+    base = model(x).double()
+    total = 0.0
+    for i in range(n):
+        flipped = x.clone()
+        flipped[:, i] ^= 1
+        total += float((model(flipped).double() - base).pow(2).mean())
+    model.train(was)
+    return total
+
+
+# -- sharpness at several radii ---------------------------------------------------------------------------
+def sharpness_profile(
+    model: nn.Module,
+    batch: Batch,
+    radii: list[float],
+    directions: int = 16,
+    seed: int = 0,
+    scale: float = 1.0,
+) -> list[Estimate]:
+    """Sphere sharpness L_ρ (output quantity) at each radius, same `directions` unit directions at every
+    radius (each call re-seeds a generator with `seed`), times `scale` (4 for 0/1 outputs → ±1 units)."""
+    out = []
+    for rho in radii:
+        est = sharpness(model, batch, rho=rho, kind="sphere", directions=directions,
+                        generator=torch.Generator().manual_seed(seed), quantity="output")  # fmt: skip
+        out.append(Estimate(est.mean * scale, est.ci_low * scale, est.ci_high * scale, est.n))
+    return out
+
+
+RadiusStatus = Literal["crossed", "at_smallest", "beyond_largest"]
+
+
+@dataclass(frozen=True)
+class BoundRadius:
+    """Where L_ρ first reaches the target: `radius`, and whether it lies inside the grid ("crossed"),
+    at or below its smallest radius ("at_smallest": radius = the smallest, an upper bound), or beyond
+    its largest ("beyond_largest": radius = the largest, a lower bound)."""
+
+    radius: float
+    status: RadiusStatus
+
+
+def bound_radius(radii: list[float], values: list[float], target: float) -> BoundRadius:
+    """First radius (ascending grid) at which `values` (L_ρ) reaches `target`, interpolated linearly in
+    log ρ against log L between the grid points that bracket it."""
+    if len(radii) != len(values) or not radii:
+        raise UserError(
+            f"bound_radius needs one value per radius, got {len(radii)} and {len(values)}"
+        )
+    if any(b <= a for a, b in itertools.pairwise(radii)) or radii[0] <= 0:
+        raise UserError(f"radii must be positive and increasing, got {radii}")
+    if not target > 0:
+        raise UserError(f"the target must be > 0, got {target}")
+    if values[0] >= target:
+        return BoundRadius(radii[0], "at_smallest")
+    for i in range(1, len(radii)):
+        if values[i] >= target:
+            lo_r, hi_r, lo_v, hi_v = radii[i - 1], radii[i], values[i - 1], values[i]
+            if lo_v <= 0:  # no log below: interpolate in ρ
+                frac = (target - lo_v) / (hi_v - lo_v)
+                return BoundRadius(lo_r + frac * (hi_r - lo_r), "crossed")
+            frac = (math.log(target) - math.log(lo_v)) / (math.log(hi_v) - math.log(lo_v))
+            return BoundRadius(
+                math.exp(math.log(lo_r) + frac * (math.log(hi_r) - math.log(lo_r))), "crossed"
+            )
+    return BoundRadius(radii[-1], "beyond_largest")
+
+
+# -- the Lipschitz constant with the model's attention scaling and LayerNorm gains -------------------------
+def attention_input_gains(model: nn.Module) -> list[torch.Tensor | None]:
+    """Per layer, the gain γ (d,) of the LayerNorm whose output is that layer's attention input (None
+    where no LayerNorm feeds it: the first post-LN layer reads the embeddings)."""
+    config = getattr(model, "config", None)
+    layers = getattr(model, "layers", None)
+    if config is None or layers is None or not hasattr(config, "ln"):
+        raise UserError(
+            f"{type(model).__name__}: cannot tell which LayerNorm feeds each attention layer"
+        )
+    if config.ln == "post":  # x_i = LN2_{i−1}(…): layer i reads layer i−1's second LayerNorm
+        return [None] + [block.ln2.weight.detach() for block in list(layers)[:-1]]
+    if config.ln == "pre":  # layer i's attention reads LN1_i(x)
+        return [block.ln1.weight.detach() for block in layers]
+    return [None for _ in layers]
+
+
+@torch.no_grad()
+def lipschitz_scaled(model: nn.Module) -> dict[str, float]:
+    """{"log_C", "log10_C"} of C = exp(4d · max_h Σ_{i≥2} ‖Γ_i K_{i,h}ᵀ Q_{i,h} Γ_i‖₂² / d_h) (module doc)."""
+    layers = _query_keys(model)
+    gains = attention_input_gains(model)
+    heads = len(layers[0])
+    d = layers[0][0][0].shape[1]
+    sums = [0.0] * heads
+    for i, per_head in enumerate(layers):
+        if i == 0:
+            continue  # the sum starts at the second layer
+        gain = gains[i]
+        for h, (k, q) in enumerate(per_head):
+            dh = k.shape[0]
+            m = k.double().T @ q.double()  # (d, d): y_jᵀ Kᵀ Q y_i is the score before 1/√d_h
+            if gain is not None:
+                g = gain.double()
+                m = g[:, None] * m * g[None, :]
+            sums[h] += float(torch.linalg.matrix_norm(m, ord=2)) ** 2 / dh
+    log_c = 4 * d * max(sums) if sums else 0.0
+    return {"log_C": log_c, "log10_C": log_c / math.log(10)}
+
+
+__all__ = [
+    "BoundRadius", "attention_input_gains", "bound_radius", "lipschitz_scaled", "real_average_sensitivity",
+    "sampled_real_sensitivity", "sharpness_profile",
+]  # fmt: skip

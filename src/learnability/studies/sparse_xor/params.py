@@ -1,0 +1,142 @@
+"""What each scale of the `sparse_xor` study fixes: grids, seeds, budgets, and the success criterion.
+
+The paper (Han & Ghoshdastidar 2025) publishes no code and no experimental numbers in text form: every
+grid, seed count, criterion and rule here is the project's own protocol, and the report says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from learnability.models.two_head_steps import Criterion
+from learnability.studies.base import Plan
+
+# Success of a step (the project's rule): population loss ≤ 0.05 (the zero predictor has 1) and the weaker
+# head puts ≥ 0.9 of its weight on its own target. Claims' robustness alternatives tighten each threshold.
+SUCCESS = Criterion(loss=0.05, mass=0.9)
+STRICT_LOSS = 0.01
+STRICT_MASS = 0.95
+SEED_FRACTION = (
+    0.75  # m* and the FFNN's width*: the smallest size at which this fraction of seeds succeeds
+)
+
+RIVALS = ("linear", "erf", "linear_norm", "erf_norm", "sigmoid")  # attention kinds beside softmax
+KIND_LABELS = {
+    "softmax": "softmax",
+    "linear": "linear s",
+    "erf": "erf(s)",
+    "linear_norm": "linear s/d",
+    "erf_norm": "erf(s)/d",
+    "sigmoid": "sigmoid(s − ln d)",
+}
+
+Grid = tuple[float, float, float]  # (log10 lo, log10 hi, points per decade)
+
+
+@dataclass(frozen=True)
+class SparseXorParams:
+    # one population step, softmax, m = ⌈log2(d)²/2⌉; the first half of the seeds choose one constant c*,
+    # the second half are judged at it
+    one_step_d: tuple[int, ...]
+    one_step_seeds: int
+    c_grid: Grid  # step sizes in units of c = η / (d²·ln d)
+    # attention kinds at one d, one step and many steps
+    kinds_d: int
+    kinds_seeds: int
+    eta_grid: Grid  # η itself: the unnormalised kinds work at very different scales
+    many_seeds: int
+    many_steps: int
+    many_grid: Grid
+    # smallest m: one nested draw per (d, seed), the m grid, a few c
+    m_d: tuple[int, ...]
+    m_seeds: int
+    m_grid: tuple[int, ...]
+    m_c_grid: Grid
+    # samples: n doubling from 2^5 to 2^n_max_log2
+    samples_d: tuple[int, ...]
+    samples_seeds: int
+    n_max_log2: int
+    # FFNN baseline (shared `train` job): smallest width reaching the same loss
+    ffnn_d: tuple[int, ...]
+    ffnn_widths: tuple[int, ...]
+    ffnn_seeds: int
+    ffnn_steps: int
+
+
+QUICK = SparseXorParams(
+    one_step_d=(16, 64, 256, 1024, 4096, 16384, 65536),
+    one_step_seeds=16,
+    c_grid=(-2.0, 8.0, 4),
+    kinds_d=512,
+    kinds_seeds=16,
+    eta_grid=(-8.0, 18.0, 4),
+    many_seeds=10,
+    many_steps=100,
+    many_grid=(-8.0, 16.0, 1),
+    m_d=(16, 64, 256, 1024, 4096, 16384, 65536, 2**18, 2**20),
+    m_seeds=8,
+    m_grid=(2, 3, 4, 6, 8, 11, 16, 22, 32, 45, 64),
+    m_c_grid=(0.0, 6.0, 1 / 3),
+    samples_d=(16, 32, 64, 128, 256, 512, 1024),
+    samples_seeds=6,
+    n_max_log2=18,
+    ffnn_d=(16, 64, 256, 1024),
+    ffnn_widths=(2, 4, 8),
+    ffnn_seeds=4,
+    ffnn_steps=1000,
+)
+
+PAPER = SparseXorParams(
+    one_step_d=tuple(2**k for k in range(4, 21, 2)),
+    one_step_seeds=64,
+    c_grid=(-3.0, 10.0, 8),
+    kinds_d=4096,
+    kinds_seeds=64,
+    eta_grid=(-8.0, 20.0, 8),
+    many_seeds=16,
+    many_steps=2000,
+    many_grid=(-8.0, 18.0, 2),
+    m_d=tuple(2**k for k in range(4, 23)),
+    m_seeds=32,
+    m_grid=(2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 19, 22, 26, 32, 38, 45, 54, 64, 76, 90, 108, 128),
+    m_c_grid=(0.0, 6.0, 1),
+    samples_d=tuple(2**k for k in range(4, 13)),
+    samples_seeds=24,
+    n_max_log2=24,
+    ffnn_d=tuple(2**k for k in range(4, 13)),
+    ffnn_widths=(2, 3, 4, 6, 8, 12, 16),
+    ffnn_seeds=8,
+    ffnn_steps=5000,
+)
+
+_SHARED = (
+    "Project protocol (the paper publishes no experimental code or numbers); success = population loss "
+    f"≤ {SUCCESS.loss} and the weaker head ≥ {SUCCESS.mass} of its weight on its own target."
+)
+DEVIATIONS = {
+    "*": _SHARED + " Quick scale: fewer seeds and shorter grids than the paper plan.",
+    "one-step": "d = 2^4..2^16 (paper plan 2^4..2^20), 16 seeds per d (8 choose c*, 8 judged).",
+    "step-size": "c grid 10^-2..10^8 at 4 points a decade (paper plan 8 a decade).",
+    "kinds-one-step": "d = 512, 16 seeds (paper plan d = 4096, 64 seeds).",
+    "kinds-many-steps": "100 population steps, 10 seeds (paper plan 2,000 steps, 16 seeds).",
+    "polylog-m": "8 seeds per d; m grid 2..64 in steps of about √2 (paper plan 32 seeds, m to 128 "
+    "in steps of about 1.19, d to 2^22); c ∈ {1, 10^3, 10^6}.",
+    "samples": "d = 16..1024, 6 seeds, n ≤ 2^18 (paper plan d to 4096, 24 seeds, n ≤ 2^24).",
+    "ffnn": "d ∈ {16, 64, 256, 1024}, widths 2/4/8, 4 seeds, ≤ 1,000 Adam steps (paper plan d to 4096, "
+    "widths to 16, 8 seeds, 5,000 steps).",
+}
+
+PLANS: dict[str, Plan[SparseXorParams]] = {
+    "quick": Plan("quick", QUICK, deviations=DEVIATIONS, cost="about 2–4 CPU-minutes"),
+    "paper": Plan(
+        "paper",
+        PAPER,
+        deviations={"*": _SHARED},
+        cost="about 10 CPU-hours (the m scan at d ≥ 2^21, redrawn per pass, dominates)",
+    ),
+}
+
+__all__ = [
+    "KIND_LABELS", "PAPER", "PLANS", "QUICK", "RIVALS", "SEED_FRACTION", "STRICT_LOSS", "STRICT_MASS",
+    "SUCCESS", "SparseXorParams",
+]  # fmt: skip
