@@ -145,7 +145,7 @@ def subspace(results: StudyResults, p: RandomParams) -> list[Figure | Table]:
                     (f"{cond}: PCs", "pca"),
                     (f"{cond}: neurons", "neurons"),
                     (f"{cond} at init: PCs", "init_pca"),
-                    ("isotropic null: PCs", "null_pca"),
+                    (f"{cond}: isotropic null of its shape", "null_pca"),
                 ):
                     series.setdefault(name, []).append((e["layer"], e[key][i]))
         if series:
@@ -156,6 +156,7 @@ def subspace(results: StudyResults, p: RandomParams) -> list[Figure | Table]:
                     "variance fraction, top 10",
                     series=[mean_series(v, k) for k, v in series.items()],
                     ylim=(0, 1.02),
+                    xticks=sorted({float(x) for v in series.values() for x, _ in v}),
                 )
             )
             rows += [
