@@ -84,14 +84,15 @@ def test_decimal_add_answers_and_scored_digits():
         assert 10**9 <= a < 10**10 and 10**9 <= c < 10**10
         assert DecimalAddTask.decode_answer(torch.tensor(row)) == a + c
         n = len(str(a + c))
-        # scored: the first answer digit (predicted at '='), every other answer digit, and the stop token
+        # scored: the first answer digit (predicted at '='), every other answer digit, the stop token and
+        # (as published) the padding after a short sum's stop
         scored = [i + 1 for i, m in enumerate(mask) if m]
-        assert scored == list(range(22, 22 + n + 1))
+        assert scored == list(range(22, min(22 + n + 2, 34)))
         assert row[22 + n] == 30
 
 
 def test_parens_format_and_balance_rate():
-    task = build_task(ParensConfig(test_size=2000), data_seed=0)
+    task = build_task(ParensConfig(test_size=2000, split="hash"), data_seed=0)
     assert (task.vocab_size, task.seq_len) == (4, 62)
     b = task.test_set()
     _check_lm_layout(task, b)
@@ -118,7 +119,12 @@ def test_memorise_table():
 
 @pytest.mark.parametrize(
     "config",
-    [NeedleConfig(max_pairs=2, test_size=100), ParensConfig(max_pairs=2, test_size=20)],
+    [
+        NeedleConfig(max_pairs=2, test_size=100),
+        ParensConfig(max_pairs=2, test_size=20, max_rejection=None),
+        ParensConfig(max_pairs=6, test_size=200, split="hash"),
+        DecimalAddConfig(digits=2, test_size=200, split="hash"),
+    ],
 )
 def test_streamed_training_batches_exclude_test(config):
     task = build_task(config, data_seed=0)
@@ -130,6 +136,69 @@ def test_streamed_training_batches_exclude_test(config):
         b = task.sample(200, g)
         rows = row_hash(torch.cat([b.inputs, b.targets[:, -1:]], 1)).tolist()
         assert not test & set(rows)
+
+
+def test_hash_partition_is_disjoint_fixed_and_reports_its_rejection_rate():
+    config = ParensConfig(max_pairs=6, test_size=300, split="hash", hash_test_fraction=0.05)
+    task = build_task(config, data_seed=0)
+    test = torch.cat([task.test_set().inputs, task.test_set().targets[:, -1:]], 1)
+    assert task.held_out(test).all()  # every test row is on the held-out side
+    # a large sample of the generator: rows on either side are disjoint sets of strings
+    full, _ = task.generate(20_000, _gen(5))
+    side = task.held_out(full)
+    held = set(row_hash(full[side]).tolist())
+    kept = set(row_hash(full[~side]).tolist())
+    assert held and kept and not held & kept
+    assert set(row_hash(test).tolist()) <= held | set(row_hash(test).tolist()) - kept
+    assert not set(row_hash(test).tolist()) & kept
+    # the rejection rate is the held-out share of the generator's draws, and it is reported
+    assert abs(task.rejection_rate - side.float().mean().item()) < 0.01
+    assert 0.0 < task.rejection_rate <= 0.10
+    assert task.test_distinct == len(set(row_hash(test).tolist()))
+    # the partition is a property of the strings, not of the data seed
+    other = build_task(config, data_seed=9)
+    assert torch.equal(other.held_out(full), side)
+    # training batches never contain a held-out string; fresh draws are the unrestricted generator
+    b = task.sample(500, _gen(1))
+    assert not task.held_out(torch.cat([b.inputs, b.targets[:, -1:]], 1)).any()
+    fresh = task.fresh_set(2000, seed=3)
+    share = task.held_out(torch.cat([fresh.inputs, fresh.targets[:, -1:]], 1)).float().mean().item()
+    assert abs(share - task.rejection_rate) < 0.03
+
+
+def test_exclusion_in_a_small_space_fails_loudly_above_the_rejection_limit():
+    # the published exclusion at 12 symbols: most of the stream equals some test row
+    with pytest.raises(UserError, match="fall in the test set"):
+        build_task(ParensConfig(max_pairs=6, test_size=500), data_seed=0)
+    task = build_task(ParensConfig(max_pairs=6, test_size=500, max_rejection=None), data_seed=0)
+    assert task.rejection_rate > 0.5 and task.test_distinct < 300
+
+
+def test_decimal_published_mask_skips_the_first_digit_and_scores_after_the_stop():
+    task = build_task(DecimalAddConfig(digits=2, test_size=10, split="hash"), data_seed=0)
+    full, mask = task.generate(200, _gen(3))
+    published = DecimalAddTask.published_mask(full)
+    first = 2 * 2 + 1  # output position at `=`, predicting the first answer digit
+    assert mask[:, first].all() and not published[:, first].any()
+    # the trained positions are the published ones plus the first digit; the published ones score the
+    # pad after a short sum's stop
+    short = full[:, -1] == DecimalAddTask.PAD  # a 2-digit sum: stop, then one pad
+    assert published[short, -1].all() and (full[short, -1] == DecimalAddTask.PAD).all()
+    assert published[~short, -1].all() and (full[~short, -1] == DecimalAddTask.STOP).all()
+    assert torch.equal(
+        mask & ~published, torch.zeros_like(mask).index_fill_(1, torch.tensor([first]), True)
+    )
+    assert not (published & ~mask).any()
+
+
+def test_memorise_published_format_offsets_y():
+    task = build_task(MemoriseConfig(n_keys=16, n_values=16, offset_y=True), data_seed=0)
+    b = task.train_set()
+    assert task.vocab_size == 32
+    assert int(b.inputs[:, 0].max()) < 16 and int(b.inputs[:, 1].min()) >= 16
+    assert int(b.targets[:, 1].max()) < 16  # values share ids with x, as published
+    plain = build_task(MemoriseConfig(n_keys=16, n_values=16), data_seed=0)
+    assert torch.equal(plain.values, task.values) and plain.vocab_size == 16
 
 
 def test_fixed_test_set_depends_on_data_seed_only():

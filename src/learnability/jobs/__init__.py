@@ -17,7 +17,7 @@ MODULES: dict[str, str] = {
     "sensitivity": "learnability.jobs.sensitivity",
     "volume": "learnability.jobs.volume",
     "sparse_xor": "learnability.jobs.sparse_xor",
-    "random": "learnability.studies.random_transformers",
+    "random": "learnability.jobs.random_transformers",
 }
 
 import_errors: dict[str, str] = {}  # module -> why it could not be imported

@@ -37,6 +37,8 @@ class GPTConfig:
     dropout: float = 0.0
     ln_eps: float = 1e-5
     init_std: float = 0.02
+    # GPT-2's `lm_head` has no bias (Zhong & Andreas); True keeps this project's earlier unembedding
+    unembedding_bias: bool = True
 
     def __post_init__(self) -> None:
         self.validate()
@@ -83,7 +85,7 @@ class GPT(nn.Module):
             for i in range(c.n_layers)
         )
         self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln")
-        self.unembedding = nn.Linear(c.d_model, c.vocab_size)
+        self.unembedding = nn.Linear(c.d_model, c.vocab_size, bias=c.unembedding_bias)
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:

@@ -14,8 +14,9 @@ Formats (token ids follow the published code where it fixed them):
   vocab 256. One scored position (the query). Copying a random value in context scores E[1/m] ≈ 0.133.
 - `decimal_add`: a, b with `digits` digits (leading digit non-zero, as published), written least significant digit
   first: digits 0..9 are tokens 0..9, `+` = 10, `=` = 11, answer digits (reversed) are tokens 20..29, stop = 30,
-  padding = 12; length 3·digits + 4, vocab 31. Scored: every answer digit *including the first* (predicted at `=`;
-  the published code never trained or scored it) and the stop token.
+  padding = 12; length 3·digits + 4, vocab 31. Trained and scored (`mask`): every answer digit *including the
+  first* (predicted at `=`; the published code never trained or scored it), the stop token, and, as the published
+  code did, the padding token after the stop when the sum is short (`published_mask` is the published positions).
 - `parens`: the published generator's distribution (about 52% balanced): one third uniform random strings of
   1..2·max_pairs symbols; two thirds a random balanced string of 1..max_pairs pairs, half of those left intact and
   the rest mutated by random swaps and / or flips. `(` = 1, `)` = 2, `?` = 3, padding 0; after `?` the answer is
@@ -52,6 +53,16 @@ def row_hash(rows: torch.Tensor) -> torch.Tensor:
     return h
 
 
+def hash_unit(hashes: torch.Tensor, buckets: int) -> torch.Tensor:
+    """Row hashes (B,) int64 → well-mixed buckets in [0, buckets) (a SplitMix64-style finaliser; int64
+    arithmetic wraps, so the same hash always lands in the same bucket)."""
+    x = hashes * -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64
+    x = x ^ (x >> 31)
+    x = x * -4658895280553007687  # 0xBF58476D1CE4E5B9
+    x = x ^ (x >> 29)
+    return torch.remainder(x, buckets)
+
+
 def lm_batch(full: torch.Tensor, scored: torch.Tensor) -> Batch:
     """Full sequences (B, L) and a (B, L-1) mask of scored output positions → a next-token Batch."""
     return Batch(full[:, :-1].contiguous(), full[:, 1:].contiguous(), scored.contiguous())
@@ -83,6 +94,11 @@ class NeedleConfig:
     name: Literal["needle"] = "needle"
     max_pairs: int = 30
     test_size: int = 4000
+    split: Literal["exclude", "hash"] = "exclude"  # how the test set is kept out of training
+    hash_test_fraction: float = 0.05  # split "hash": the share of the string space held out
+    max_rejection: float | None = (
+        0.10  # fail when more training draws than this fall in the test set
+    )
 
 
 @dataclass
@@ -90,6 +106,11 @@ class DecimalAddConfig:
     name: Literal["decimal_add"] = "decimal_add"
     digits: int = 10
     test_size: int = 4000
+    split: Literal["exclude", "hash"] = "exclude"  # how the test set is kept out of training
+    hash_test_fraction: float = 0.05  # split "hash": the share of the string space held out
+    max_rejection: float | None = (
+        0.10  # fail when more training draws than this fall in the test set
+    )
 
 
 @dataclass
@@ -97,6 +118,11 @@ class ParensConfig:
     name: Literal["parens"] = "parens"
     max_pairs: int = 30  # strings of up to 2·max_pairs symbols
     test_size: int = 4000
+    split: Literal["exclude", "hash"] = "exclude"  # how the test set is kept out of training
+    hash_test_fraction: float = 0.05  # split "hash": the share of the string space held out
+    max_rejection: float | None = (
+        0.10  # fail when more training draws than this fall in the test set
+    )
 
 
 @dataclass
@@ -104,6 +130,9 @@ class MemoriseConfig:
     name: Literal["memorise"] = "memorise"
     n_keys: int = 512
     n_values: int = 512
+    # the published format: y tokens are offset by n_keys, so x and y never share ids (vocab 2·n_keys);
+    # False keeps x and y on the same ids 0..n_keys-1
+    offset_y: bool = False
 
 
 # ---------------------------------------------------------------------------------------------- fixed
@@ -161,9 +190,10 @@ class MemoriseTask(Task):
         _check_positive("memorise.n_keys", config.n_keys, 1, 4096)
         _check_positive("memorise.n_values", config.n_values, 2, 65536)
         self.config = config
-        self.vocab_size = max(config.n_keys, config.n_values)
-        g = torch.Generator().manual_seed(data_seed)
         n = config.n_keys
+        self.y_offset = n if config.offset_y else 0
+        self.vocab_size = max(n + self.y_offset, config.n_values)
+        g = torch.Generator().manual_seed(data_seed)
         self.values = torch.randint(0, config.n_values, (n * n,), generator=g)
         self._all = self.make_batch(torch.arange(n * n))
 
@@ -176,7 +206,7 @@ class MemoriseTask(Task):
 
     def make_batch(self, codes: torch.Tensor) -> Batch:
         n = self.config.n_keys
-        full = torch.stack([codes // n, codes % n, self.values[codes]], 1)
+        full = torch.stack([codes // n, codes % n + self.y_offset, self.values[codes]], 1)
         mask = torch.zeros(len(codes), 2, dtype=torch.bool)
         mask[:, 1] = True
         return lm_batch(full, mask)
@@ -196,11 +226,26 @@ class MemoriseTask(Task):
 
 
 class StreamedTask(Task):
-    """A task with a fixed test set (data seed) and fresh training batches that exclude test rows."""
+    """A task with a fixed test set (data seed) and fresh training batches that never contain test rows.
+
+    Two ways to keep the test set out of training (`split`):
+    - "exclude" (the published code): the test set is `test_size` draws of the generator; training draws
+      equal to a test row are redrawn. In a small sequence space most frequent strings end up in the test
+      set, so training loses much of its distribution and the test set measures strings training never shows.
+    - "hash": a fixed partition of the string space: a row belongs to the test side when a mix of its hash
+      falls in the lowest `hash_test_fraction` of the hash range (the same rows for every data seed). The test
+      set is `test_size` draws of the generator that fall on the test side (the generator's distribution
+      restricted to held-out strings); training redraws rows on the test side.
+    Either way `rejection_rate` is the share of the generator's draws that training must redraw, estimated on
+    `REJECTION_PROBE` draws when the task is built; above `max_rejection` building fails (UserError).
+    `fresh_set(n, seed)` draws rows from the unrestricted generator: accuracy on the training distribution.
+    """
 
     output = "tokens"
     loss = "ce"
     test_size: int = 4000
+    REJECTION_PROBE = 8192  # generator draws used to estimate the rejection rate
+    _HASH_BUCKETS = 1 << 20
 
     def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """`count` full sequences (count, L) long and their scored mask (count, L-1) bool."""
@@ -208,14 +253,61 @@ class StreamedTask(Task):
 
     def _build_test(self, data_seed: int) -> None:
         _check_positive("test_size", self.test_size, 1)
-        full, mask = self.generate(self.test_size, torch.Generator().manual_seed(data_seed))
+        config = self.config  # type: ignore[attr-defined]
+        self.split = getattr(config, "split", "exclude")
+        self.hash_fraction = float(getattr(config, "hash_test_fraction", 0.05))
+        if self.split not in ("exclude", "hash"):
+            raise UserError(f"split = {self.split!r} is not allowed; allowed: exclude, hash")
+        if self.split == "hash" and not 0.0 < self.hash_fraction < 1.0:
+            raise UserError(
+                f"hash_test_fraction = {self.hash_fraction!r} is out of range; allowed: 0 < f < 1"
+            )
+        g = torch.Generator().manual_seed(data_seed)
+        if self.split == "exclude":
+            full, mask = self.generate(self.test_size, g)
+        else:
+            full, mask = self._draw_held_out(self.test_size, g)
         self._test = lm_batch(full, mask)
         self._test_hashes = row_hash(full)
+        self.test_distinct = int(torch.unique(self._test_hashes).numel())
+        probe, _ = self.generate(self.REJECTION_PROBE, torch.Generator().manual_seed(data_seed + 1))
+        self.rejection_rate = float(self.held_out(probe).float().mean())
+        limit = getattr(config, "max_rejection", None)
+        if limit is not None and self.rejection_rate > limit:
+            raise UserError(
+                f"{config.name}: {self.rejection_rate:.1%} of the generator's draws fall in the test set "
+                f"(split {self.split!r}), more than max_rejection = {limit:.0%}: training would lose that "
+                "share of its distribution. Use split 'hash' with a smaller hash_test_fraction, a larger "
+                "task, or a smaller test_size"
+            )
+
+    def _draw_held_out(
+        self, count: int, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        fulls, masks, have = [], [], 0
+        for _ in range(10_000):
+            full, mask = self.generate(max(4 * count, 256), generator)
+            keep = self.held_out(full)
+            fulls.append(full[keep])
+            masks.append(mask[keep])
+            have += int(keep.sum())
+            if have >= count:
+                return torch.cat(fulls)[:count], torch.cat(masks)[:count]
+        raise UserError(
+            "the hash partition holds almost none of the generator's draws; raise hash_test_fraction"
+        )
+
+    def held_out(self, full: torch.Tensor) -> torch.Tensor:
+        """(B,) bool: which full rows (B, L) belong to the test side (training must not see them)."""
+        h = row_hash(full)
+        if self.split == "exclude":
+            return torch.isin(h, self._test_hashes)
+        return hash_unit(h, self._HASH_BUCKETS) < self.hash_fraction * self._HASH_BUCKETS
 
     def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
         full, mask = self.generate(batch_size, generator)
         for _ in range(1000):
-            clash = torch.isin(row_hash(full), self._test_hashes)
+            clash = self.held_out(full)
             if not clash.any():
                 return lm_batch(full, mask)
             new_full, new_mask = self.generate(int(clash.sum()), generator)
@@ -227,6 +319,10 @@ class StreamedTask(Task):
 
     def test_set(self) -> Batch:
         return self._test
+
+    def fresh_set(self, count: int, seed: int) -> Batch:
+        """`count` rows of the unrestricted generator (seeded): the training distribution itself."""
+        return lm_batch(*self.generate(count, torch.Generator().manual_seed(seed)))
 
 
 class NeedleTask(StreamedTask):
@@ -315,7 +411,18 @@ class DecimalAddTask(StreamedTask):
         # output position t predicts token t+1: the answer digits and stop sit at start..start+n_sum
         pos = torch.arange(self.full_len - 1).unsqueeze(0)
         mask = (pos >= start - 1) & (pos < (start + n_sum).unsqueeze(1))
-        return full, mask
+        return full, mask | self.published_mask(full)
+
+    @classmethod
+    def published_mask(cls, full: torch.Tensor) -> torch.Tensor:
+        """(B, L-1) bool: the positions the published code trained and scored — every output position
+        whose input token is an answer digit or the stop token (so the answer's first digit, predicted at
+        `=`, is never scored, while the padding token after the stop is)."""
+        return full[:, :-1] >= cls.ANSWER0
+
+    def answer_positions(self) -> torch.Tensor:
+        """(digits + 1,) output positions predicting answer digits 1..digits+1 (least significant first)."""
+        return torch.arange(self.digits + 1) + 2 * self.digits + 1
 
     @staticmethod
     def decode_answer(row: torch.Tensor) -> int:
