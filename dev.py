@@ -2,7 +2,7 @@
 """Set up the project's environment and run something in it: the README's two commands.
 
     python3 dev.py reproduce [ARGS...]   # venv + install, then `learnability reproduce ARGS`
-    python3 dev.py test [PYTEST ARGS...] # venv + install, then ruff and the test suite
+    python3 dev.py test [PYTEST ARGS...] # venv + install, then ruff, mypy and the test suite
 
 Only the Python standard library is used here, so it works on a fresh machine with Python >= 3.11 and
 pip. The environment lives in .venv/; torch and the other dependencies are pinned by constraints.txt
@@ -57,8 +57,9 @@ def main(argv: list[str]) -> int:
     if command == "test":
         lint = subprocess.call([str(BIN / "ruff"), "check", "."], cwd=ROOT, env=env)
         fmt = subprocess.call([str(BIN / "ruff"), "format", "--check", "."], cwd=ROOT, env=env)
+        types = subprocess.call([str(BIN / "mypy")], cwd=ROOT, env=env)  # [tool.mypy] in pyproject
         tests = subprocess.call([str(BIN / "python"), "-m", "pytest", *rest], cwd=ROOT, env=env)
-        return tests or lint or fmt
+        return tests or lint or fmt or types
     return subprocess.call([str(BIN / "python"), *rest], cwd=ROOT, env=env)
 
 

@@ -54,7 +54,7 @@ TINY_JOB = {
 
 def _tiny_model() -> tuple[Any, Any]:
     from learnability.config import from_dict
-    from learnability.runs import TrainJobConfig
+    from learnability.jobs.train import TrainJobConfig
     from learnability.train import seeded_model
 
     config = from_dict(TrainJobConfig, TINY_JOB)
@@ -62,7 +62,7 @@ def _tiny_model() -> tuple[Any, Any]:
 
 
 def _model_checkpoint(path: Path, edit: dict[str, Any] | None = None) -> None:
-    from learnability.checkpoints import save_model
+    from learnability.jobs.train import save_model
 
     model, config = _tiny_model()
     save_model(path, model, config)

@@ -15,17 +15,11 @@ from typing import Any
 import pytest
 import torch
 
-from learnability.checkpoints import (
-    load_model,
-    load_trainer_checkpoint,
-    plain,
-    read_model_checkpoint,
-    save_model,
-)
+from learnability.checkpoints import load_trainer_checkpoint, plain
 from learnability.cli import main
 from learnability.config import config_hash, from_dict
 from learnability.errors import UserError
-from learnability.runs import TrainJobConfig
+from learnability.jobs.train import TrainJobConfig, load_model, read_model_checkpoint, save_model
 from learnability.train import seeded_model
 
 JOB = {

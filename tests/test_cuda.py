@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from learnability.config import from_dict
+from learnability.jobs.train import TrainJobConfig, run_train
 from learnability.measure import model_profile
 from learnability.models import build_model
-from learnability.runs import TrainJobConfig, run_train
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 

@@ -9,7 +9,7 @@ import torch
 
 from learnability.config import from_dict, to_dict
 from learnability.errors import UserError
-from learnability.runs import TrainJobConfig, load_model, run_train, save_model
+from learnability.jobs.train import TrainJobConfig, load_model, run_train, save_model
 
 BASE = {
     "task": {"name": "boolean", "function": "majority", "n": 5},

@@ -28,29 +28,33 @@ import os
 import re
 import warnings
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from learnability.config import canonical_json, from_dict
 from learnability.errors import UserError
+from learnability.models import MODELS
 
 __all__ = [
+    "FORMAT",
     "MODEL_KIND",
     "TRAINER_KIND",
     "check_resume_source",
-    "load_model",
+    "file_name",
     "load_trainer_checkpoint",
     "parameter_names",
     "parameter_shapes",
     "plain",
     "read_checkpoint",
-    "read_model_checkpoint",
     "read_trainer_checkpoint",
-    "save_model",
+    "save",
     "save_trainer_checkpoint",
     "state_dict_problem",
+    "tensors",
 ]
 
 MODEL_KIND = "learnability.model"
@@ -60,7 +64,7 @@ FORMAT = 2
 _RESUME_FREE = ("checkpoint_path", "checkpoint_every", "resume", "eval_batch")
 
 
-def _name(path: Path) -> str:
+def file_name(path: Path) -> str:
     return repr(str(path))
 
 
@@ -104,9 +108,9 @@ def read_checkpoint(path: str | Path, what: str = "checkpoint") -> dict[str, Any
     path = Path(path)
     try:
         if not path.is_file():
-            raise UserError(f"{what} {_name(path)} does not exist; give the path of a .pt file")
+            raise UserError(f"{what} {file_name(path)} does not exist; give the path of a .pt file")
     except OSError as exc:  # e.g. a name longer than the file system allows
-        raise UserError(f"{what} {_name(path)} cannot be used: {exc.strerror}") from None
+        raise UserError(f"{what} {file_name(path)} cannot be used: {exc.strerror}") from None
     try:
         with warnings.catch_warnings():
             # torch warns (on stderr) about pickle protocols; the error below says what matters
@@ -117,34 +121,34 @@ def read_checkpoint(path: str | Path, what: str = "checkpoint") -> dict[str, Any
         if found or "Weights only load failed" in str(exc):
             holds = f" ({found.group(1)})" if found else ""
             raise UserError(
-                f"{what} {_name(path)} holds Python objects{holds}, not only tensors and plain data, "
+                f"{what} {file_name(path)} holds Python objects{holds}, not only tensors and plain data, "
                 "so it is not read (loading it could run code); give a .pt file written by learnability"
             ) from None
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         reason = f"{type(exc).__name__}{': ' + reason[:120] if reason else ''}"
         raise UserError(
-            f"{what} {_name(path)} is not a readable torch checkpoint ({reason}); "
+            f"{what} {file_name(path)} is not a readable torch checkpoint ({reason}); "
             "give a .pt file written by learnability"
         ) from None
     if not isinstance(payload, dict):
         raise UserError(
-            f"{what} {_name(path)} holds a {type(payload).__name__}, not a learnability checkpoint"
+            f"{what} {file_name(path)} holds a {type(payload).__name__}, not a learnability checkpoint"
         )
     return payload
 
 
-def _tensors(value: Any, path: Path, key: str) -> dict[str, torch.Tensor]:
+def tensors(value: Any, path: Path, key: str) -> dict[str, torch.Tensor]:
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in value.items()
     ):
-        raise UserError(f"checkpoint {_name(path)}: {key!r} is not a mapping of names to tensors")
+        raise UserError(
+            f"checkpoint {file_name(path)}: {key!r} is not a mapping of names to tensors"
+        )
     return dict(value)
 
 
 @functools.lru_cache(maxsize=256)
 def _layout(model_json: str) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[int, ...]], ...]]:
-    from learnability.config import from_dict
-    from learnability.models import MODELS
 
     data = json.loads(model_json)
     config = from_dict(MODELS[data["arch"]][0], data)
@@ -157,14 +161,12 @@ def _layout(model_json: str) -> tuple[tuple[str, ...], tuple[tuple[str, tuple[in
 
 def parameter_shapes(model_config: Any) -> dict[str, tuple[int, ...]]:
     """{state_dict name: shape} of the model `model_config` describes, without building its weights."""
-    from learnability.config import canonical_json
 
     return dict(_layout(canonical_json(model_config))[1])
 
 
 def parameter_names(model_config: Any) -> list[str]:
     """Names of the parameters (`named_parameters`) of the model `model_config` describes."""
-    from learnability.config import canonical_json
 
     return list(_layout(canonical_json(model_config))[0])
 
@@ -193,78 +195,6 @@ def state_dict_problem(state: Mapping[str, torch.Tensor], model_config: Any) -> 
     return None
 
 
-# -- model checkpoints (model.pt) -----------------------------------------------------------------
-def save_model(path: str | Path, model: nn.Module, config: Any) -> Path:
-    """Write `model` with its TrainJobConfig as a model checkpoint (plain data, atomic)."""
-    from learnability.config import config_hash, to_dict
-
-    return save(
-        {
-            "kind": MODEL_KIND,
-            "format": FORMAT,
-            "job_config": plain(to_dict(config)),
-            "config_hash": config_hash("train", config),
-            "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-        },
-        path,
-    )
-
-
-def read_model_checkpoint(path: str | Path) -> tuple[Any, dict[str, torch.Tensor]]:
-    """(TrainJobConfig, state_dict) of a model checkpoint, checked against each other; UserError else."""
-    from learnability.config import config_hash, from_dict
-    from learnability.runs import TrainJobConfig
-
-    path = Path(path)
-    payload = read_checkpoint(path, "checkpoint")
-    kind = payload.get("kind")
-    if kind != MODEL_KIND:
-        hint = (
-            " (a trainer checkpoint: resume it with train.resume=true)"
-            if kind == TRAINER_KIND
-            else ""
-        )
-        raise UserError(
-            f"checkpoint {_name(path)} has kind {kind!r}; expected {MODEL_KIND!r}, the model.pt "
-            f"written by `learnability train`{hint}"
-        )
-    for key in ("job_config", "state_dict"):
-        if key not in payload:
-            raise UserError(
-                f"checkpoint {_name(path)} lacks {key!r}; it is not a complete model.pt"
-            )
-    if not isinstance(payload["job_config"], dict):
-        raise UserError(f"checkpoint {_name(path)}: 'job_config' is not a mapping")
-    try:
-        config = from_dict(TrainJobConfig, payload["job_config"])
-    except UserError as exc:
-        raise UserError(f"checkpoint {_name(path)} holds an invalid config: {exc}") from None
-    saved_hash = payload.get("config_hash")
-    if saved_hash is not None and saved_hash != config_hash("train", config):
-        raise UserError(
-            f"checkpoint {_name(path)}: its config was changed after the model was saved (hash "
-            f"{config_hash('train', config)} ≠ saved {saved_hash!r}); the weights belong to the "
-            "original config: use the unedited file, or train again with the new config"
-        )
-    state = _tensors(payload["state_dict"], path, "state_dict")
-    problem = state_dict_problem(state, config.model)
-    if problem:
-        raise UserError(f"checkpoint {_name(path)} does not fit its model config: {problem}")
-    return config, state
-
-
-def load_model(path: str | Path, device: torch.device | str = "cpu") -> tuple[nn.Module, Any]:
-    """Rebuild the model of a model checkpoint: (model on `device`, its TrainJobConfig)."""
-    from learnability.device import resolve_device
-    from learnability.train import seeded_model
-
-    dev = resolve_device(device)
-    config, state = read_model_checkpoint(path)
-    model = seeded_model(config.model, config.seed)
-    model.load_state_dict(state)  # names and shapes were checked: this cannot fail on them
-    return model.to(dev), config
-
-
 # -- trainer checkpoints (resume) ---------------------------------------------------------------------
 def save_trainer_checkpoint(
     path: str | Path,
@@ -276,7 +206,6 @@ def save_trainer_checkpoint(
     train_config: Any,
 ) -> Path:
     """Everything a resumed run needs to continue bit for bit, as plain data (atomic)."""
-    from dataclasses import asdict
 
     return save(
         {
@@ -302,20 +231,21 @@ def read_trainer_checkpoint(
 ) -> dict[str, Any]:
     """The payload of a trainer checkpoint, checked against the run that would resume from it: the
     model's tensor `shapes` and the training settings that change the trajectory. UserError else."""
-    from dataclasses import asdict
 
     path = Path(path)
     payload = read_checkpoint(path, "trainer checkpoint")
     kind = payload.get("kind")
     if kind != TRAINER_KIND:
         raise UserError(
-            f"train.checkpoint_path {_name(path)} has kind {kind!r}; expected {TRAINER_KIND!r} "
+            f"train.checkpoint_path {file_name(path)} has kind {kind!r}; expected {TRAINER_KIND!r} "
             "(the file a run with train.checkpoint_path writes)"
         )
     missing = [k for k in ("model", "optimizer", "step", "generator", "state") if k not in payload]
     if missing:
-        raise UserError(f"trainer checkpoint {_name(path)} lacks {', '.join(map(repr, missing))}")
-    state_dict = _tensors(payload["model"], path, "model")
+        raise UserError(
+            f"trainer checkpoint {file_name(path)} lacks {', '.join(map(repr, missing))}"
+        )
+    state_dict = tensors(payload["model"], path, "model")
     own = dict(shapes)
     theirs = {k: tuple(v.shape) for k, v in state_dict.items()}
     if own != theirs:
@@ -323,30 +253,34 @@ def read_trainer_checkpoint(
         there = list(theirs[diff[0]]) if diff[0] in theirs else "none"
         here = list(own[diff[0]]) if diff[0] in own else "none"
         raise UserError(
-            f"trainer checkpoint {_name(path)} is from another model: weight {diff[0]!r} has "
+            f"trainer checkpoint {file_name(path)} is from another model: weight {diff[0]!r} has "
             f"shape {there} there, {here} in this run's model"
         )
     step = payload["step"]
     if not isinstance(step, int) or isinstance(step, bool) or not 0 <= step <= train_config.steps:
         raise UserError(
-            f"trainer checkpoint {_name(path)}: step {step!r} is not allowed; it must be an int in "
+            f"trainer checkpoint {file_name(path)}: step {step!r} is not allowed; it must be an int in "
             f"0..train.steps={train_config.steps}"
         )
     gen = payload["generator"]
     if not isinstance(gen, torch.Tensor) or gen.dtype != torch.uint8:
-        raise UserError(f"trainer checkpoint {_name(path)}: 'generator' is not a generator state")
+        raise UserError(
+            f"trainer checkpoint {file_name(path)}: 'generator' is not a generator state"
+        )
     state = payload["state"]
     if not isinstance(state, dict) or not isinstance(state.get("history", []), list):
-        raise UserError(f"trainer checkpoint {_name(path)}: 'state' is not a training state")
+        raise UserError(f"trainer checkpoint {file_name(path)}: 'state' is not a training state")
     if not all(isinstance(row, dict) for row in state.get("history", [])):
-        raise UserError(f"trainer checkpoint {_name(path)}: a history row is not a mapping")
+        raise UserError(f"trainer checkpoint {file_name(path)}: a history row is not a mapping")
     value = state.get("loss_sum", 0.0)
     if not isinstance(value, (int, float)) or not math.isfinite(float(value)):
         raise UserError(
-            f"trainer checkpoint {_name(path)}: state 'loss_sum' is not a finite number"
+            f"trainer checkpoint {file_name(path)}: state 'loss_sum' is not a finite number"
         )
     if not isinstance(payload["optimizer"], dict):
-        raise UserError(f"trainer checkpoint {_name(path)}: 'optimizer' is not an optimiser state")
+        raise UserError(
+            f"trainer checkpoint {file_name(path)}: 'optimizer' is not an optimiser state"
+        )
     saved = payload.get("train_config")
     if isinstance(saved, dict):
         ours, theirs_cfg = _trajectory(plain(asdict(train_config))), _trajectory(saved)
@@ -356,7 +290,7 @@ def read_trainer_checkpoint(
         if keys:
             key = keys[0]
             raise UserError(
-                f"trainer checkpoint {_name(path)} is from a run with train.{key}="
+                f"trainer checkpoint {file_name(path)} is from a run with train.{key}="
                 f"{theirs_cfg.get(key)!r}, not {ours.get(key)!r}; resume with the settings it was "
                 "saved with, or give a new train.checkpoint_path"
             )
@@ -402,6 +336,6 @@ def load_trainer_checkpoint(
         model.load_state_dict(model_before)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(
-            f"trainer checkpoint {_name(path)} does not fit this run's model and optimiser: {first}"
+            f"trainer checkpoint {file_name(path)} does not fit this run's model and optimiser: {first}"
         ) from None
     return int(payload["step"]), payload["state"]

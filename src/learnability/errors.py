@@ -8,6 +8,7 @@ Every check of user input (CLI arguments, config files, function expressions, mo
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Iterable
 
 __all__ = ["UserError", "check_choice", "check_int", "check_number", "did_you_mean"]
@@ -61,7 +62,6 @@ def check_number(
     """Return `value` if it is a finite number in the interval, else a UserError naming both.
 
     The interval is [low, high]; `low_open` / `high_open` exclude an end."""
-    import math
 
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if ok:

@@ -33,10 +33,13 @@ from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from torch import nn
 
+from learnability.checkpoints import load_trainer_checkpoint, save_trainer_checkpoint
 from learnability.device import resolve_device
 from learnability.errors import UserError, check_choice, check_int, check_number
+from learnability.models import build_model
 from learnability.tasks.base import Batch, Task
 
 EMBEDDING_PATTERNS = ["token_embedding.*", "position_embedding.*", "unembedding.*", "readout.*"]
@@ -135,7 +138,6 @@ class TrainResult:
 # -- model construction ------------------------------------------------------------------------------------
 def seeded_model(config: Any, seed: int, device: torch.device | str = "cpu") -> nn.Module:
     """`build_model(config)` with its initialisation drawn from `seed` only (the global RNG is left alone)."""
-    from learnability.models import build_model
 
     with torch.random.fork_rng(devices=[]):  # belt and braces for models that touch the global RNG
         torch.manual_seed(int(seed))
@@ -323,7 +325,6 @@ class Trainer:
     def save_checkpoint(
         self, path: str | Path, step: int, generator: torch.Generator, state: dict[str, Any]
     ) -> None:
-        from learnability.checkpoints import save_trainer_checkpoint
 
         # plain data, written atomically: a run killed mid-save keeps its previous checkpoint
         save_trainer_checkpoint(
@@ -333,7 +334,6 @@ class Trainer:
     def _load_checkpoint(
         self, path: Path, generator: torch.Generator
     ) -> tuple[int, dict[str, Any]]:
-        from learnability.checkpoints import load_trainer_checkpoint
 
         # weights_only: a checkpoint path can come from a shared sweep file, so it must not run code
         return load_trainer_checkpoint(path, self.model, self.optimizer, generator, self.config)
@@ -458,13 +458,6 @@ class _Progress:
         self.pending = 0
         if not enabled:
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeRemainingColumn,
-        )
 
         self.bar = Progress(
             TextColumn("train"),

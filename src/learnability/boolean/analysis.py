@@ -1,6 +1,6 @@
 """Exact and sampled sensitivity / Fourier analysis of Boolean functions.
 
-Conventions (SPEC §1): s(f, x) = #{i : f(x) ≠ f(x^{⊕i})}; K_k = #{x : s(f, x) = k}; as(f) = E_x s(f, x)
+Conventions (docs/ARCHITECTURE.md, "Conventions"): s(f, x) = #{i : f(x) ≠ f(x^{⊕i})}; K_k = #{x : s(f, x) = k}; as(f) = E_x s(f, x)
 = Σ_S |S| f̂(S)² where f̂(S) = E_x (−1)^{f(x)} χ_S(x) and χ_S(x) = (−1)^{Σ_{i∈S} x_i}, and
 Inf_i(f) = Pr_x[f(x) ≠ f(x^{⊕i})]. Bit order: bit k of the table index is x_k.
 
@@ -47,6 +47,7 @@ import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -667,7 +668,6 @@ def profile_from_truth_table(
 def _z(confidence: float) -> float:
     if not 0.5 < confidence < 1.0:
         raise UserError(f"confidence={confidence} is not allowed; it must be in (0.5, 1)")
-    from statistics import NormalDist
 
     return NormalDist().inv_cdf(0.5 + confidence / 2)
 

@@ -261,7 +261,7 @@ def and_(n: int) -> BooleanFunction:
     return BooleanFunction(
         n,
         "and",
-        fn=lambda x: x.all(axis=1).astype(np.uint8),
+        fn=lambda x: np.asarray(x.all(axis=1), dtype=np.uint8),
         table_fn=lambda m: (popcount_table(m) == m).astype(np.uint8),
     )
 
@@ -271,7 +271,7 @@ def or_(n: int) -> BooleanFunction:
     return BooleanFunction(
         n,
         "or",
-        fn=lambda x: x.any(axis=1).astype(np.uint8),
+        fn=lambda x: np.asarray(x.any(axis=1), dtype=np.uint8),
         table_fn=lambda m: (popcount_table(m) > 0).astype(np.uint8),
     )
 
@@ -468,6 +468,7 @@ def resolve_function(spec: str, n: int | None = None) -> BooleanFunction:
     """A function from a CLI-style spec: a zoo name with optional params (`sparse_parity:k=3,seed=1`),
     an expression over x0..x{n-1} (`x0 ^ x3 | maj(x1,x2,x4)`), or a truth-table file path (.npy or text).
     `n` may be omitted only for a file (it is then inferred from the table length)."""
+    # expr builds BooleanFunctions, so it imports this module: import it when first needed
     from learnability.boolean.expr import expression_function
 
     if not isinstance(spec, str) or not spec.strip():

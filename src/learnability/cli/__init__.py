@@ -17,6 +17,8 @@ import sys
 from typing import Any, NoReturn
 
 import typer
+from rich.console import Console
+from rich.markup import escape
 
 from learnability.errors import UserError
 
@@ -84,9 +86,6 @@ def _fail(message: str, code: int = 2) -> NoReturn:
     text = one_line(message)
     stream = sys.stderr
     if stream is not None and stream.isatty():
-        from rich.console import Console
-        from rich.markup import escape
-
         # soft_wrap: a long message stays one logical line however narrow the terminal is
         Console(stderr=True, soft_wrap=True, highlight=False).print(
             f"[bold red]error:[/] {escape(text)}"

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import numpy as np
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from learnability.boolean.analysis import SensitivityProfile, profile
@@ -180,14 +181,6 @@ class _SamplingProgress:
         self.samples = samples
         long = samples is not None and samples * (n + 1) >= _PROGRESS_FROM
         if long and sys.stdout.isatty():
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-            )
-
             self.bar = Progress(
                 TextColumn("sampling"),
                 BarColumn(),

@@ -13,6 +13,7 @@ both are); `--scale` forces one.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import json
 import sys
@@ -24,10 +25,20 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
 from typer.core import TyperCommand
 
+from learnability.checkpoints import check_resume_source
 from learnability.errors import UserError, check_choice
 from learnability.paths import check_writable_dir, check_writable_file
+from learnability.report.html import build_report, headline_text
+from learnability.studies import available_studies, get_study
+from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
+from learnability.sweep.jobs import known_jobs
+from learnability.sweep.runner import check_run_options, run_sweep
+from learnability.sweep.spec import load_sweep
+from learnability.sweep.store import STATUSES, Store, open_existing
 
 _FORMATS = ("table", "csv", "parquet", "json")
 _SCALES = ("quick", "paper")
@@ -48,7 +59,6 @@ class _LiveHelp(TyperCommand):
 
 
 def _study_list() -> str:
-    from learnability.studies import available_studies, get_study
 
     rows = []
     for name in available_studies():
@@ -58,7 +68,6 @@ def _study_list() -> str:
 
 
 def _job_list() -> str:
-    from learnability.sweep.jobs import known_jobs
 
     return "Registered jobs (a sweep file's job:): " + ", ".join(known_jobs()) + "."
 
@@ -109,8 +118,6 @@ def sweep_command(
     ] = False,
 ) -> None:
     """Run a sweep file; runs already finished in the store are skipped."""
-    from learnability.sweep.runner import check_run_options, run_sweep
-    from learnability.sweep.spec import load_sweep
 
     console = _console()
     # everything is checked before the store is even created: a refused command writes nothing
@@ -125,7 +132,6 @@ def sweep_command(
             f"sweep {sweep.name!r}: {len(specs)} runs of job {sweep.job!r} (dry run, nothing run)"
         )
         return
-    from learnability.sweep.store import Store
 
     with Store(results) as store:
         summary = run_sweep(
@@ -153,7 +159,6 @@ def _expand(sweep: Any) -> list[Any]:
     """`sweep.expand()`, with a transient progress bar on a terminal when it is large."""
     if sweep.size() < 5000 or not sys.stdout.isatty():
         return sweep.expand()
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     with Progress(
         TextColumn("checking configs"), BarColumn(), MofNCompleteColumn(), transient=True
@@ -165,7 +170,6 @@ def _expand(sweep: Any) -> list[Any]:
 def _check_resume_sources(specs: list[Any]) -> None:
     # a run that resumes from a checkpoint file named in the sweep: read it safely now, so a bad or
     # planted file is refused before anything runs (each distinct file once)
-    from learnability.checkpoints import check_resume_source
 
     seen: set[tuple[str, str, str]] = set()
     for spec in specs:
@@ -233,7 +237,6 @@ def results_command(
     ] = None,
 ) -> None:
     """List stored runs with their config and metrics as flat columns."""
-    from learnability.sweep.store import STATUSES, open_existing
 
     check_choice("format", format, _FORMATS)
     if status is not None:
@@ -319,7 +322,6 @@ def _write_parquet(columns: list[str], rows: list[dict[str, Any]], out: Path) ->
 
 
 def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]]) -> None:
-    from rich.table import Table
 
     if not rows:
         console.print("no runs match")
@@ -366,7 +368,6 @@ _VERDICT_STYLE = {
 
 def _print_claims(console: Console, report: Any) -> None:
     """One line per claim: the verdict in colour, robust or fragile, then the claim."""
-    from rich.table import Table
 
     table = Table(show_header=False, box=None, padding=(0, 1))
     for c in report.claims:
@@ -380,7 +381,6 @@ def _print_claims(console: Console, report: Any) -> None:
 
 def _select_columns(columns: list[str], patterns: str) -> list[str]:
     """Columns matching any of the comma-separated globs (run_id always kept), in stored order."""
-    import fnmatch
 
     globs = [p.strip() for p in patterns.split(",") if p.strip()]
     chosen = [c for c in columns if c == "run_id" or any(fnmatch.fnmatch(c, g) for g in globs)]
@@ -404,13 +404,11 @@ def _short(value: Any) -> str:
 
 
 def _write_report(reports: list, out: Path) -> Path:
-    from learnability.report.html import build_report
 
     return build_report(reports, out)
 
 
 def _studies(names: list[str] | None) -> list[Any]:
-    from learnability.studies import available_studies, get_study
 
     names = names or available_studies()
     if not names:
@@ -431,9 +429,6 @@ def report_command(
     ] = None,
 ) -> None:
     """Analyse stored runs and write the HTML report with figures (PNG + PDF) and claims."""
-    from learnability.studies import available_studies
-    from learnability.studies.pipeline import analyse_study, error_report
-    from learnability.sweep.store import open_existing
 
     if scale is not None:
         check_choice("scale", scale, _SCALES)
@@ -476,6 +471,7 @@ def report_command(
                 )
                 console.print(f"[red]{s.name}: analysis failed:[/] {errors[s.name]}")
     path = _write_report(reports, out)
+    console.print(f"claims: {headline_text(reports)}")
     console.print(f"report: {path}")
 
 
@@ -502,9 +498,6 @@ def reproduce_command(
     ] = False,
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
-    from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
-    from learnability.sweep.runner import check_run_options, run_sweep
-    from learnability.sweep.store import Store
 
     # bad input is refused here, before any study runs or any report (empty or not) is written
     check_choice("scale", scale, _SCALES)
@@ -521,7 +514,7 @@ def reproduce_command(
             console.rule(f"[bold]{s.name}[/] — {s.title}")
             sweeping = True  # a UserError while the runs start is bad input: stop, exit 2
             try:
-                plan = s.plan(scale) if hasattr(s, "plan") else scale
+                plan = s.plan(scale)
                 console.print(f"cost estimate ({scale}): {s.estimate(plan)}")
                 summary = run_sweep(
                     sweeps_of(s, plan),
@@ -548,7 +541,8 @@ def reproduce_command(
                 reports.append(error_report(s, scale, f"study failed: {errors[s.name]}", seconds))
                 console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
     path = _write_report(reports, out)
-    console.print(f"\nreport: {path.resolve()}")
+    console.print(f"\nclaims: {headline_text(reports)}")
+    console.print(f"report: {path.resolve()}")
     console.print(f"figures: {(out / 'figures').resolve()}")
     if errors:
         # (typer.Exit's code is dropped under standalone_mode=False, which the root command uses)

@@ -21,7 +21,14 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from learnability.checkpoints import check_resume_source
+from learnability.config import apply_overrides, config_hash, from_dict, load_yaml, save_resolved
+from learnability.device import resolve_device
 from learnability.errors import UserError
+from learnability.jobs.train import TrainJobConfig, load_model, run_train, target_summary
+from learnability.measure.registry import MEASURES, check_measures, run_measures
+from learnability.paths import check_writable_dir, check_writable_file
+from learnability.tasks import build_task
 
 
 def _scalar_rows(metrics: dict[str, Any]) -> list[tuple[str, str]]:
@@ -59,17 +66,6 @@ def train_command(
     quiet: Annotated[bool, typer.Option("--quiet", help="no progress bar")] = False,
 ) -> None:
     """Train one model on one task (a TrainJobConfig from YAML and/or overrides), then measure it."""
-    from learnability.checkpoints import check_resume_source
-    from learnability.config import (
-        apply_overrides,
-        config_hash,
-        from_dict,
-        load_yaml,
-        save_resolved,
-    )
-    from learnability.device import resolve_device
-    from learnability.paths import check_writable_dir, check_writable_file
-    from learnability.runs import TrainJobConfig, run_train
 
     args = list(args or [])
     data: dict[str, Any] = {}
@@ -114,9 +110,6 @@ def measure_command(
     device: Annotated[str, typer.Option("--device", help="auto, cpu, cuda or cuda:N")] = "cpu",
 ) -> None:
     """Measure a saved model: accuracy, profile, blowup, param_norm, lipschitz, sharpness, ..."""
-    from learnability.device import resolve_device
-    from learnability.runs import MEASURES, check_measures, load_model, run_measures, target_summary
-    from learnability.tasks import build_task
 
     names = None
     if measure is not None:

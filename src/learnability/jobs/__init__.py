@@ -12,7 +12,7 @@ import importlib
 
 # job-name prefix -> module registering those jobs
 MODULES: dict[str, str] = {
-    "train": "learnability.runs",
+    "train": "learnability.jobs.train",
     "testing": "learnability.sweep.testing",
     "sensitivity": "learnability.jobs.sensitivity",
     "volume": "learnability.jobs.volume",

@@ -52,7 +52,7 @@ from learnability.tasks.algorithmic import (
 from learnability.tasks.base import Batch
 from learnability.tasks.circuit import CircuitConfig
 from learnability.tasks.language import LanguageConfig, greedy_sample
-from learnability.train import TrainConfig, Trainer
+from learnability.train import TrainConfig, Trainer, evaluate
 
 PROBES = ("subspace", "attention", "embedding_pcs", "samples")
 PROMPTS = ("And God said", "In the beginning", "The LORD is my")
@@ -289,7 +289,6 @@ def language_metrics(
     model: nn.Module, task: Any, config: RandomRunConfig, device: torch.device
 ) -> dict[str, Any]:
     """Unigram cross-entropy of the validation text, CE on training windows, tokens seen and epochs."""
-    from learnability.train import evaluate
 
     counts = torch.bincount(task.train_tokens, minlength=task.vocab_size).double() + 1.0
     logp = (counts / counts.sum()).log()

@@ -34,9 +34,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from learnability.checkpoints import plain, save
 from learnability.config import to_dict
 from learnability.device import resolve_device
 from learnability.errors import UserError
+from learnability.jobs.train import target_summary
 from learnability.measure import layernorm_blowup, lipschitz_constant, model_outputs, parameter_norm
 from learnability.measure.bounds import (
     lipschitz_scaled,
@@ -175,8 +177,6 @@ def train_job(config: MeasuredTrainConfig, ctx: RunContext) -> dict[str, Any]:
     metrics: dict[str, Any] = {"status": result.status, "steps": result.steps,
                                "seconds": result.seconds, "init": init,
                                "fit_step": snap.get("fit_step"), "at_fit": snap.get("at_fit")}  # fmt: skip
-    from learnability.runs import target_summary
-
     metrics.update(target_summary(task))
     if result.status != "diverged":
         metrics.update(measure_trained(model, task, config, device))
@@ -186,10 +186,11 @@ def train_job(config: MeasuredTrainConfig, ctx: RunContext) -> dict[str, Any]:
 
 
 def _save(path: Path, model: nn.Module, config: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {"kind": "learnability.sensitivity.model", "job_config": to_dict(config),
-               "state_dict": model.state_dict()}  # fmt: skip
-    torch.save(payload, path)
+    # plain data, written atomically: read back with weights_only=True like every checkpoint
+    state = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+    payload = {"kind": "learnability.sensitivity.model", "job_config": plain(to_dict(config)),
+               "state_dict": state}  # fmt: skip
+    save(payload, path)
 
 
 def _finite(value: Any) -> Any:

@@ -1,4 +1,4 @@
-"""LayerNorm blowup of SPEC §2, in both definitions, read from a model's `Trace`.
+"""LayerNorm blowup (docs/studies/sensitivity.md, "Measurements"), in both definitions, read from a model's `Trace`.
 
 N_w^(k)(x) is the normaliser 1/√(var + eps) that LayerNorm k applied at position w on input x
 (`Trace.ln_normalisers[k]`, (B, T)).

@@ -1,4 +1,4 @@
-"""Parameter norm and the Lipschitz constant C of SPEC §2.
+"""Parameter norm and the Lipschitz constant C (docs/studies/sensitivity.md, "Measurements").
 
 - `parameter_norm(model)`: ‖θ‖₂ over every parameter except the positional ones
   (`model.positional_parameter_names()`; none when the model does not define it).

@@ -18,11 +18,12 @@ from torch import nn
 
 from learnability.device import resolve_device
 from learnability.errors import UserError
+from learnability.tasks.base import Task
 
 
 @torch.no_grad()
 def length_generalisation(
-    model: nn.Module, task: object, device: torch.device | str = "cpu", per_length: int = 256
+    model: nn.Module, task: Task, device: torch.device | str = "cpu", per_length: int = 256
 ) -> dict[str, float]:
     """{bucket "lo-hi": accuracy averaged over the lengths in the bucket}."""
     sets = getattr(task, "length_test_sets", None)

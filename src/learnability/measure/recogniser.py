@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 from torch import Tensor, nn
+from torch.func import functional_call, stack_module_state, vmap
 
 from learnability.measure.sensitivity import all_bit_strings, default_chunk
 from learnability.models.layers import LayerNorm
@@ -164,7 +165,6 @@ def ensemble_logit_tables(
 
     The parameters are stacked (M, ...) and one `torch.func.vmap` of the model's forward runs all of
     them on each chunk of strings; LayerNorm statistics come back as auxiliary outputs."""
-    from torch.func import functional_call, stack_module_state, vmap
 
     models = list(models)
     params, buffers = stack_module_state(models)

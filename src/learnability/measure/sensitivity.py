@@ -23,6 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from learnability.boolean.analysis import profile_from_truth_table
 from learnability.device import resolve_device
 from learnability.errors import UserError
 
@@ -142,7 +143,6 @@ class ModelProfile:
             raise UserError(
                 "no exact truth table: the profile was sampled (n above the exact limit)"
             )
-        from learnability.boolean.analysis import profile_from_truth_table
 
         return profile_from_truth_table(self.truth_table.cpu().numpy(), self.n)
 

@@ -1,6 +1,6 @@
 """Average-direction sharpness, evaluated with `torch.func.functional_call` (no model copies).
 
-Two variants (SPEC §2), both over the non-positional parameters (positional embeddings stay unperturbed):
+Two variants (docs/studies/sensitivity.md, "Measurements"), both over the non-positional parameters (positional embeddings stay unperturbed):
 - kind="sphere": Δ uniform on the sphere ‖Δ‖₂ = ρ in the space of all non-positional parameters (a Gaussian
   direction normalised to length ρ). Default quantity ("output"): the paper's L_ρ = E_x E_Δ (T_{θ+Δ}(x) − T_θ(x))².
 - kind="gaussian": Δ ~ N(0, ρ² I) per coordinate (the published code's ε = 0.02; ‖Δ‖ ≈ ρ√P). Default quantity
@@ -118,7 +118,7 @@ def sharpness(
         ]
         noise = {n: torch.stack([d[n] for d in draws]).to(device) for n in moving}
         if kind == "sphere":
-            sq = sum(z.reshape(k, -1).pow(2).sum(1) for z in noise.values())
+            sq = torch.stack([z.reshape(k, -1).pow(2).sum(1) for z in noise.values()]).sum(0)
             scale = rho / sq.sqrt()
         else:
             scale = torch.full((k,), float(rho), device=device)
@@ -144,6 +144,7 @@ def sharpness(
             if quantity == "output":
                 values.append((outs[r] - base).pow(2).mean())
             else:
+                assert base_loss is not None
                 values.append(loss_fn(outs[r], b) - base_loss)
         done += k
     model.train(was)

@@ -35,14 +35,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 from torch import Tensor, nn
 
 from learnability.config import HASH_OMIT_DEFAULT
 from learnability.errors import UserError, check_choice
-from learnability.models.layers import Block, LayerNorm, SelfAttention, check_tokens, default_init
+from learnability.models.layers import (
+    Block,
+    BlockConfig,
+    LayerNorm,
+    check_tokens,
+    default_init,
+)
 from learnability.models.trace import Trace
 
 INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
@@ -147,22 +153,22 @@ class BooleanTransformer(nn.Module):
         self.token_embedding = nn.Embedding(c.vocab_size + self.extra, self.token_width)
         if c.positions == "learned":
             self.position_embedding = nn.Embedding(c.max_len + self.extra, self.position_width)
-        self.layers = nn.ModuleList(
-            Block(
-                i, c.d_model, c.n_heads, c.d_ff, c.activation, c.dropout, c.ln, c.ln_eps, c.causal
-            )
-            for i in range(c.n_layers)
+        shape = BlockConfig(
+            c.d_model, c.n_heads, c.d_ff, c.activation, c.dropout, c.ln, c.ln_eps, c.causal
         )
+        self.layers = nn.ModuleList(Block(shape, i) for i in range(c.n_layers))
         # pre-LN leaves the residual stream un-normalised: normalise once before the readout
         self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln") if c.ln == "pre" else None
         self.readout = nn.Linear(c.d_model, 1)
         if c.positions == "alibi":
             heads = torch.arange(1, c.n_heads + 1, dtype=torch.float32)
-            for block in self.layers:
-                attn = block.attn
-                assert isinstance(attn, SelfAttention)
-                attn.alibi_slopes = 2.0 ** (-8.0 * heads / c.n_heads)  # (H,)
+            for block in self.blocks:
+                block.attn.alibi_slopes = 2.0 ** (-8.0 * heads / c.n_heads)  # (H,)
         self.reset_parameters(generator)
+
+    @property
+    def blocks(self) -> list[Block]:
+        return [cast(Block, b) for b in self.layers]
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
         """Initialise every parameter by the configured scheme, from `generator` (global RNG if None)."""
@@ -216,7 +222,7 @@ class BooleanTransformer(nn.Module):
         """Per layer, per head, (K, Q): each (D/H, D), so head h scores q·k = xᵀ Qᵀ K y (before 1/√dh)."""
         out = []
         d, dh = self.config.d_model, self.config.d_model // self.config.n_heads
-        for block in self.layers:
+        for block in self.blocks:
             w = block.attn.in_proj.weight
             q, k = w[:d], w[d : 2 * d]
             out.append(
@@ -263,7 +269,7 @@ class BooleanTransformer(nn.Module):
         read = 0 if c.readout == "cls" else -1
         if rec is not None:
             rec.hidden.append(x)
-        for i, block in enumerate(self.layers):
+        for i, block in enumerate(self.blocks):
             # the last layer only needs the read position when not tracing (same numbers, less work)
             last = i == len(self.layers) - 1 and rec is None and c.readout != "all"
             x = block(x, rec, read if last else None)
@@ -275,7 +281,7 @@ class BooleanTransformer(nn.Module):
             out = self.readout(x).squeeze(-1)  # (B, T)
         else:
             out = self.readout(x[:, read]).squeeze(-1)  # (B,)
-        return (out, rec) if trace else out
+        return (out, rec) if rec is not None else out
 
 
 __all__ = ["BooleanTransformer", "BooleanTransformerConfig", "sinusoidal_positions"]

@@ -1,4 +1,4 @@
-"""GPT-2 decoder of the Zhong & Andreas recipe (SPEC §5).
+"""GPT-2 decoder of the Zhong & Andreas recipe (docs/studies/random.md).
 
 Pre-LN blocks, tanh-GELU MLP of width 4D, learned absolute positions, untied `unembedding`, causal,
 dropout 0 and LayerNorm eps 1e-5 by default. Init: N(0, 0.02) for every matrix and embedding except the
@@ -19,7 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from learnability.errors import UserError
-from learnability.models.layers import Block, LayerNorm, check_tokens
+from learnability.models.layers import Block, BlockConfig, LayerNorm, check_tokens
 from learnability.models.trace import Trace
 
 
@@ -78,12 +78,11 @@ class GPT(nn.Module):
         self.token_embedding = nn.Embedding(c.vocab_size, c.d_model)
         self.position_embedding = nn.Embedding(c.max_len, c.d_model)
         self.drop = nn.Dropout(c.dropout)
-        self.layers = nn.ModuleList(
-            Block(
-                i, c.d_model, c.n_heads, d_ff, "gelu_tanh", c.dropout, "pre", c.ln_eps, causal=True
-            )
-            for i in range(c.n_layers)
+        # GPT-2: pre-LN, tanh-GELU MLP, causal attention
+        block = BlockConfig(
+            c.d_model, c.n_heads, d_ff, "gelu_tanh", c.dropout, "pre", c.ln_eps, True
         )
+        self.layers = nn.ModuleList(Block(block, i) for i in range(c.n_layers))
         self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln")
         self.unembedding = nn.Linear(c.d_model, c.vocab_size, bias=c.unembedding_bias)
         self.reset_parameters(generator)
@@ -126,4 +125,4 @@ class GPT(nn.Module):
             if rec is not None:
                 rec.hidden.append(x)
         logits = self.unembedding(self.final_ln(x, rec))
-        return (logits, rec) if trace else logits
+        return (logits, rec) if rec is not None else logits

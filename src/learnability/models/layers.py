@@ -7,6 +7,8 @@ Each block takes an optional `Trace`; without one it runs the fused fast path (`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -129,7 +131,11 @@ class SelfAttention(nn.Module):
         return bias
 
 
-ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
+ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+}
 
 
 class MLP(nn.Module):
@@ -147,31 +153,36 @@ class MLP(nn.Module):
         return self.proj(self.dropout(self.act(self.fc(x))))
 
 
+@dataclass(frozen=True)
+class BlockConfig:
+    """One transformer layer's shape: width, heads, MLP width and activation, dropout, where the
+    LayerNorms sit ("post", "pre" or "none") and their eps, and whether attention is causal."""
+
+    d_model: int
+    n_heads: int
+    d_ff: int
+    activation: str = "relu"
+    dropout: float = 0.0
+    ln: str = "post"
+    ln_eps: float = 1e-5
+    causal: bool = False
+
+
 class Block(nn.Module):
     """One transformer layer: attention and MLP sublayers with residuals and LayerNorm placed
     "post" (x = LN(x + f(x)), `torch.nn.TransformerEncoderLayer`'s default), "pre" (x = x + f(LN(x)),
-    GPT-2) or "none". Parameter names: attn.*, mlp.*, ln1.*, ln2.*."""
+    GPT-2) or "none". Parameter names: attn.*, mlp.*, ln1.*, ln2.* (under `layers.{index}`)."""
 
-    def __init__(
-        self,
-        index: int,
-        d: int,
-        n_heads: int,
-        d_ff: int,
-        activation: str = "relu",
-        dropout: float = 0.0,
-        ln: str = "post",
-        eps: float = 1e-5,
-        causal: bool = False,
-    ) -> None:
+    def __init__(self, config: BlockConfig, index: int = 0) -> None:
         super().__init__()
-        self.ln = ln
-        self.attn = SelfAttention(d, n_heads, causal, dropout)
-        self.mlp = MLP(d, d_ff, activation, dropout)
-        if ln != "none":
-            self.ln1 = LayerNorm(d, eps, f"layers.{index}.ln1")
-            self.ln2 = LayerNorm(d, eps, f"layers.{index}.ln2")
-        self.drop1, self.drop2 = nn.Dropout(dropout), nn.Dropout(dropout)
+        c = config
+        self.ln = c.ln
+        self.attn = SelfAttention(c.d_model, c.n_heads, c.causal, c.dropout)
+        self.mlp = MLP(c.d_model, c.d_ff, c.activation, c.dropout)
+        if c.ln != "none":
+            self.ln1 = LayerNorm(c.d_model, c.ln_eps, f"layers.{index}.ln1")
+            self.ln2 = LayerNorm(c.d_model, c.ln_eps, f"layers.{index}.ln2")
+        self.drop1, self.drop2 = nn.Dropout(c.dropout), nn.Dropout(c.dropout)
 
     def forward(self, x: Tensor, trace: Trace | None = None, query: int | None = None) -> Tensor:
         """x (B, T, D) -> (B, T, D), or (B, 1, D) holding only position `query`."""

@@ -40,7 +40,7 @@ def copy_stock_weights(stock: StockEncoderModel, model: BooleanTransformer) -> N
     with torch.no_grad():
         model.token_embedding.weight.copy_(stock.tok.weight)
         model.position_embedding.weight[: stock.pos.weight.shape[0]].copy_(stock.pos.weight)
-        for ours, theirs in zip(model.layers, stock.encoder.layers):
+        for ours, theirs in zip(model.blocks, stock.encoder.layers):
             ours.attn.in_proj.weight.copy_(theirs.self_attn.in_proj_weight)
             ours.attn.in_proj.bias.copy_(theirs.self_attn.in_proj_bias)
             ours.attn.out_proj.load_state_dict(theirs.self_attn.out_proj.state_dict())

@@ -58,6 +58,7 @@ from torch import Tensor, nn
 
 from learnability.device import resolve_device
 from learnability.errors import UserError, check_choice
+from learnability.models.trace import Trace
 
 AttentionKind = Literal["softmax", "linear", "erf", "sigmoid", "linear_norm", "erf_norm"]
 ATTENTION_KINDS: tuple[str, ...] = (
@@ -239,7 +240,6 @@ class TwoHead(nn.Module):
         out = self.forward_pm(x)
         if not trace:
             return out
-        from learnability.models.trace import Trace
 
         a, b = self.weights()
         att = torch.stack([a, b]).view(1, 2, 1, -1).expand(x.shape[0], 2, 1, -1)

@@ -7,7 +7,6 @@ from typing import Any
 
 from learnability.errors import check_choice
 from learnability.studies.base import Plan, Study, StudyResults
-from learnability.studies.legacy import LegacyStudy
 
 # name -> module defining `STUDY`; order is the report's order.
 _MODULES = {
@@ -32,9 +31,9 @@ def available_studies() -> list[str]:
     return names
 
 
-def get_study(name: str) -> Study[Any] | LegacyStudy:
+def get_study(name: str) -> Study[Any]:
     check_choice("study", name, available_studies())
     return importlib.import_module(_MODULES[name]).STUDY
 
 
-__all__ = ["LegacyStudy", "Plan", "Study", "StudyResults", "available_studies", "get_study"]
+__all__ = ["Plan", "Study", "StudyResults", "available_studies", "get_study"]

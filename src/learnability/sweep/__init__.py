@@ -9,6 +9,7 @@ See docs/ARCHITECTURE.md ("Jobs and sweeps"). The pieces:
 """
 
 from learnability.sweep.jobs import RunContext, get_job, known_jobs, register_job
+from learnability.sweep.runner import SweepSummary, run_sweep
 from learnability.sweep.spec import RunSpec, Sweep, load_sweep
 from learnability.sweep.store import RunRecord, Store
 
@@ -25,12 +26,3 @@ __all__ = [
     "register_job",
     "run_sweep",
 ]
-
-
-def __getattr__(name: str):
-    # the driver pulls in the executors (and through them torch); import it only when asked
-    if name in ("run_sweep", "SweepSummary"):
-        from learnability.sweep import runner
-
-        return getattr(runner, name)
-    raise AttributeError(name)

@@ -20,6 +20,8 @@ driver itself is avoided because CUDA and torch's thread pools are not fork-safe
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ipaddress
 import json
 import multiprocessing
 import os
@@ -32,10 +34,18 @@ import traceback
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
+import torch
+import yaml
+
+from learnability.config import from_dict
+from learnability.device import resolve_device
 from learnability.errors import UserError
+from learnability.sweep.jobs import RunContext, get_job, import_job_module
+from learnability.sweep.store import process_start_ticks
 
 __all__ = ["InlineExecutor", "LocalExecutor", "RayExecutor", "execute_run", "make_executor"]
 
@@ -46,11 +56,7 @@ def versions() -> dict[str, str]:
     """python, torch, learnability versions and the host of this process (cached)."""
     global _versions
     if _versions is None:
-        import torch
-
         try:
-            from importlib.metadata import version
-
             own = version("learnability")
         except Exception:
             own = "unknown"
@@ -83,7 +89,6 @@ def _clean(value: Any) -> Any:
 
 
 def _dump_yaml(data: dict, path: Path) -> None:
-    import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     path.write_text(yaml.dump(data, Dumper=dumper, sort_keys=False))
@@ -94,15 +99,11 @@ def execute_run(payload: dict) -> dict:
 
     Returns {status, metrics, error, traceback, started, finished, seconds, versions}; `seconds` is
     the job function's own wall time."""
-    from learnability.config import from_dict
-    from learnability.sweep.jobs import RunContext, get_job, import_job_module
 
     started = time.time()
     seconds = 0.0
     ctx = None
     try:
-        import torch
-
         threads = payload.get("threads") or 0
         if threads and torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
@@ -112,7 +113,6 @@ def execute_run(payload: dict) -> dict:
         run_dir = Path(payload["run_dir"])
         run_dir.mkdir(parents=True, exist_ok=True)
         _dump_yaml(payload["config"], run_dir / "config.yaml")
-        from learnability.device import resolve_device
 
         ctx = RunContext(
             run_id=payload["run_id"], run_dir=run_dir, device=resolve_device(payload["device"])
@@ -204,14 +204,12 @@ WATCH_INTERVAL = 0.5  # seconds between the watchdog's looks at the driver
 
 
 def _driver_id() -> tuple[int, str]:
-    from learnability.sweep.store import process_start_ticks
 
     pid = os.getpid()
     return pid, process_start_ticks(pid)
 
 
 def _alive(pid: int, ticks: str) -> bool:
-    from learnability.sweep.store import process_start_ticks
 
     try:
         os.kill(pid, 0)
@@ -228,8 +226,6 @@ def set_parent_death_signal(sig: int = signal.SIGKILL) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
     except (OSError, AttributeError):
@@ -268,7 +264,6 @@ def _init_worker(threads: int, driver_pid: int = 0, driver_ticks: str = "") -> N
         if not _alive(driver_pid, driver_ticks):
             os._exit(1)
         _watch_driver(driver_pid, driver_ticks)
-    import torch
 
     torch.set_num_threads(max(1, threads))
 
@@ -480,7 +475,6 @@ def _loopback_only(enabled: bool = True) -> Iterator[None]:
 
 
 def _is_loopback(address: str) -> bool:
-    import ipaddress
 
     host = address.removeprefix("ray://").rsplit(":", 1)[0].strip("[]")
     if host == "localhost":

@@ -24,6 +24,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_choice
 from learnability.sweep.executors import make_executor
 from learnability.sweep.jobs import get_job
@@ -127,7 +137,6 @@ def check_run_options(
         raise UserError(
             f"{name('threads', threads)} is not allowed; give torch threads per run in 1..{MAX_THREADS}"
         )
-    from learnability.device import check_device, resolve_device
 
     check_device(device)
     if backend == "local" or address is None:
@@ -158,14 +167,6 @@ class _Progress:
         self.bar = None
         if not enabled or total == 0:
             return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
 
         self.bar = Progress(
             TextColumn("[bold]{task.description}"),

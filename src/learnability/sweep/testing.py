@@ -14,10 +14,18 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import torch
 
 from learnability.config import HASH_OMIT_DEFAULT
 from learnability.sweep.jobs import RunContext, register_job
@@ -46,7 +54,6 @@ def busy_loop(iterations: int) -> int:
 
 @register_job("testing.probe", ProbeConfig)
 def probe(config: ProbeConfig, ctx: RunContext) -> dict:
-    import torch
 
     if config.mode == "raise":
         raise RuntimeError(f"probe asked to fail (seed {config.seed})")
@@ -89,12 +96,6 @@ class LocalRayCluster:
         self.temp_dir = ""
 
     def __enter__(self) -> str:
-        import shutil
-        import socket
-        import subprocess
-        import sys
-        import tempfile
-        from pathlib import Path
 
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -124,8 +125,6 @@ class LocalRayCluster:
         return self.address
 
     def __exit__(self, *_: object) -> None:
-        import shutil
-        import signal
 
         try:
             import ray

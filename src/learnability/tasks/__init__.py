@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Union
 
 from learnability.errors import UserError, did_you_mean
 from learnability.tasks.base import Batch, Task
@@ -50,7 +50,6 @@ def build_task(config: Any, data_seed: int = 0) -> Task:
 
 def task_config_union() -> Any:
     """The `Union[...]` of every registered task config class (for job configs)."""
-    from typing import Union
 
     classes = tuple(TASK_CONFIGS.values())
     return classes[0] if len(classes) == 1 else Union[classes]  # noqa: UP007

@@ -32,6 +32,7 @@ lets a test row through and at worst excludes a vanishing number of extra rows).
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Literal
@@ -200,7 +201,6 @@ class MemoriseTask(Task):
     @property
     def bits_per_item(self) -> float:
         """Information in one uniformly random value, log2(n_values) bits."""
-        import math
 
         return math.log2(self.config.n_values)
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 import torch
 
-from learnability.errors import UserError
+from learnability.boolean.functions import resolve_function
+from learnability.errors import UserError, check_int
 from learnability.tasks import register_task
 from learnability.tasks.base import Batch, Task, default_accuracy
 
@@ -57,8 +59,6 @@ MAX_TASK_N = 4096  # longest string a Boolean task draws (the sampled analyses' 
 def _check_config(c: BooleanTaskConfig) -> None:
     """The task's ranges and its function spec, checked when the config is built (so a sweep's
     `--dry-run` finds them) rather than when a worker builds the task."""
-    from learnability.boolean.functions import resolve_function
-    from learnability.errors import check_int
 
     check_int("task.n", c.n, 1, MAX_TASK_N)
     for name in ("min_len", "max_len"):
@@ -108,7 +108,6 @@ def bits_of(codes: torch.Tensor, n: int) -> torch.Tensor:
 
 def _evaluate(fn: Any, bits: torch.Tensor) -> torch.Tensor:
     """f on a (B, n) 0/1 batch → (B,) float64, through whichever interface the function object offers."""
-    import numpy as np
 
     out = fn(bits.to(torch.uint8).cpu().numpy())
     return torch.as_tensor(np.asarray(out, dtype=np.float64)).reshape(-1)
@@ -168,11 +167,6 @@ class BooleanTask(Task):
         if self.config.scratchpad:
             return None
         if length not in self._functions:
-            try:
-                from learnability.boolean import resolve_function
-            except ImportError:  # the package's re-export is optional; the function lives here
-                from learnability.boolean.functions import resolve_function
-
             self._functions[length] = resolve_function(self.config.function, length)
         return self._functions[length]
 

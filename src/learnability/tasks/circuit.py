@@ -27,6 +27,7 @@ import torch
 
 from learnability.device import resolve_device
 from learnability.errors import UserError
+from learnability.models import GPTConfig, build_model
 from learnability.tasks import register_task
 from learnability.tasks.algorithmic import row_hash
 from learnability.tasks.base import Batch, Task
@@ -48,7 +49,6 @@ class CircuitConfig:
 
 def build_target(config: CircuitConfig, device: torch.device | str = "cpu") -> torch.nn.Module:
     """The rescaled random target GPT-2 (eval mode, no parameter requires grad)."""
-    from learnability.models import GPTConfig, build_model
 
     gpt = GPTConfig(
         vocab_size=config.vocab_size,

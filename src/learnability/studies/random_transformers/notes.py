@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from learnability.jobs.random_transformers import task_shape
+
 # -- deviations ---------------------------------------------------------------------------------------------
 _COMMON_DEVIATIONS = (
     "Decimal addition also trains the first answer digit (the published code trained and scored the "
@@ -62,7 +64,6 @@ MEMORISE_FACTOR = 2.8
 
 def gpu_hours(run_specs: list[Any]) -> float:
     """GPU-hours of a list of `RunSpec`s of `random.run` under the measured fp32 throughput model."""
-    from learnability.jobs.random_transformers import task_shape
 
     total = 0.0
     for spec in run_specs:

@@ -10,8 +10,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from learnability import stats
+from learnability.measure.bounds import bound_radius
+from learnability.measure.length import REFERENCE
 from learnability.report.panels import Figure, Histogram, Panel, Series, Table, grouped_series
 from learnability.studies.base import Plan, StudyResults
+from learnability.studies.sensitivity.behaviour import ALIGN
 from learnability.studies.sensitivity.plan import FIT_LOSS, SensitivityParams
 from learnability.studies.sensitivity.records import LABELS, REAL_VALUED, n_of, num, task_of
 
@@ -96,7 +99,6 @@ def scaling(results: StudyResults) -> list[Figure | Table]:
 
 def bound(conv: list[Any], tasks: list[str]) -> list[Figure]:
     """L_ρ against ρ, L_ρ/ρ² at the smallest radius, and where as(T)/(2n) is met, against n."""
-    from learnability.measure.bounds import bound_radius
 
     profile: dict[int, list[list[float]]] = defaultdict(list)
     radii: dict[int, list[float]] = {}
@@ -156,7 +158,6 @@ def tradeoff(results: StudyResults) -> list[Figure]:
 
 
 def dynamics(results: StudyResults) -> list[Figure]:
-    from learnability.studies.sensitivity.behaviour import ALIGN
 
     runs = results.of("dynamics")
     keys = [("probe_loss", "MSE on the probe batch"), ("sharpness_gauss", "Gaussian sharpness (±1)"),
@@ -209,7 +210,6 @@ def generalisation(results: StudyResults) -> list[Figure]:
 
 
 def length(results: StudyResults) -> list[Figure]:
-    from learnability.measure.length import REFERENCE
 
     runs = results.of("length")
     if not runs:

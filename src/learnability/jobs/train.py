@@ -5,7 +5,8 @@
     # or, in a sweep: Sweep(..., job="train", base=to_dict(config), ...)
 
 Returned metrics (JSON): status ("converged" | "finished" | "diverged"), converged (bool), steps, converged_step,
-seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `measure`:
+seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `measure`
+(`learnability.measure.registry`):
 - "accuracy": test_loss / test_acc (always present anyway),
 - "profile": the model's thresholded function on all 2^n inputs (sampled above 2^20): model_as, model_K0,
   model_max_sensitivity, model_undecided, model_counts, and function_agreement with the target (exact only),
@@ -30,22 +31,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
-# checkpoint I/O lives in learnability.checkpoints (safe loading); re-exported for older imports
-from learnability.checkpoints import load_model, save_model
-from learnability.config import HASH_OMIT_DEFAULT
-from learnability.device import resolve_device
-from learnability.errors import UserError, check_int, check_number, did_you_mean
+from learnability import checkpoints
+from learnability.boolean.analysis import profile_from_truth_table
+from learnability.config import HASH_OMIT_DEFAULT, config_hash, from_dict, to_dict
+from learnability.device import check_device, resolve_device
+from learnability.errors import UserError, check_int, check_number
+from learnability.measure.registry import check_measures, run_measures
 from learnability.models import BooleanTransformerConfig, ModelConfig
+from learnability.sweep.jobs import RunContext, register_job
 from learnability.tasks import Task, build_task, task_config_union
 from learnability.tasks.boolean import BooleanTask, BooleanTaskConfig
-from learnability.train import TrainConfig, Trainer, seeded_model
+from learnability.train import TrainConfig, Trainer, seeded_model, select_trainable
 
 TaskConfig = task_config_union()
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes 64-bit seeds
@@ -84,8 +87,6 @@ class TrainJobConfig:
     def validate(self) -> None:
         """One-line UserError for a setting out of range or a model the task or freeze spec cannot
         use: checked when the config is built, so `sweep --dry-run` finds what the run would."""
-        from learnability.device import check_device
-
         check_int("measure_batch", self.measure_batch, 1)
         check_number("profile_margin", self.profile_margin, 0)
         check_number("sharpness_rho", self.sharpness_rho, 0, low_open=True)
@@ -104,175 +105,10 @@ class TrainJobConfig:
             _check_freeze(self.model, self.train.freeze)
 
 
-@dataclass
-class MeasureContext:
-    model: nn.Module
-    task: Task
-    config: TrainJobConfig
-    device: torch.device
-    batch: Any  # the measure batch (first measure_batch test items, on device)
-
-
-MEASURES: dict[str, Callable[[MeasureContext], dict[str, Any]]] = {}
-
-
-def register_measure(name: str) -> Callable:
-    """Decorator: `fn(ctx: MeasureContext) -> dict` becomes measure `name` of the train job."""
-
-    def decorate(fn: Callable[[MeasureContext], dict[str, Any]]) -> Callable:
-        MEASURES[name] = fn
-        return fn
-
-    return decorate
-
-
-def _boolean(ctx: MeasureContext, what: str) -> BooleanTask:
-    if not isinstance(ctx.task, BooleanTask) or ctx.task.output != "scalar":
-        raise UserError(
-            f"measure {what!r} needs a scalar Boolean task, not {type(ctx.task).__name__}"
-        )
-    return ctx.task
-
-
-@register_measure("accuracy")
-def _accuracy(ctx: MeasureContext) -> dict[str, Any]:
-    from learnability.train import evaluate
-
-    r = evaluate(ctx.model, ctx.task, ctx.task.test_set(), ctx.device)
-    return {"test_loss": r["loss"], "test_acc": r["acc"]}
-
-
-@register_measure("profile")
-def _profile(ctx: MeasureContext) -> dict[str, Any]:
-    from learnability.measure import model_profile
-
-    task = _boolean(ctx, "profile")
-    n = task.max_len
-    p = model_profile(
-        ctx.model,
-        n,
-        ctx.device,
-        margin=ctx.config.profile_margin,
-        threshold=task.threshold,
-        generator=torch.Generator().manual_seed(ctx.config.seed),
-    )
-    out: dict[str, Any] = {
-        "model_as": p.average_sensitivity,
-        "model_K0": p.zero_sensitivity,
-        "model_max_sensitivity": p.max_sensitivity,
-        "model_undecided": p.undecided,
-        "model_counts": p.counts,
-        "profile_exact": p.exact,
-    }
-    if p.exact and not task.variable:
-        target = task.target_values(torch.as_tensor(_all_bits(n))) > task.threshold
-        model_tt = (
-            p.truth_table.cpu().bool()
-            if p.truth_table is not None
-            else (_outputs(ctx.model, n, ctx.device) > task.threshold)
-        )
-        out["function_agreement"] = float((model_tt == target).float().mean())
-    return out
-
-
-def _all_bits(n: int) -> torch.Tensor:
-    from learnability.measure.sensitivity import all_bit_strings
-
-    return all_bit_strings(n)
-
-
-def _outputs(model: nn.Module, n: int, device: torch.device) -> torch.Tensor:
-    from learnability.measure import model_outputs
-
-    return model_outputs(model, n, device).cpu()
-
-
-@register_measure("blowup")
-def _blowup(ctx: MeasureContext) -> dict[str, Any]:
-    from learnability.measure import layernorm_blowup
-
-    paper = layernorm_blowup(ctx.model, ctx.batch.inputs, "paper", ctx.device)
-    published = layernorm_blowup(ctx.model, ctx.batch.inputs, "published", ctx.device)
-    return {
-        "blowup_paper": paper.mean,
-        "blowup_paper_max": paper.max,
-        "blowup_published": published.mean,
-        "blowup_published_max": published.max,
-        "ln_degenerate": paper.degenerate,
-    }
-
-
-@register_measure("param_norm")
-def _param_norm(ctx: MeasureContext) -> dict[str, Any]:
-    from learnability.measure import parameter_norm
-
-    return {"param_norm": parameter_norm(ctx.model)}
-
-
-@register_measure("lipschitz")
-def _lipschitz(ctx: MeasureContext) -> dict[str, Any]:
-    from learnability.measure import lipschitz_constant
-
-    c = lipschitz_constant(ctx.model)
-    return {"log10_lipschitz": c["log10_C"], "log_lipschitz": c["log_C"]}
-
-
-def _sharp(ctx: MeasureContext, kind: str, key: str, radius: float) -> dict[str, Any]:
-    from learnability.measure import sharpness
-    from learnability.train import compute_loss
-
-    est = sharpness(
-        ctx.model,
-        ctx.batch,
-        lambda out, b: compute_loss(ctx.task.loss, out, b),
-        rho=radius,
-        kind=kind,
-        directions=ctx.config.sharpness_directions,
-        generator=torch.Generator().manual_seed(ctx.config.seed + 7919),
-    )
-    return {key: est.mean, f"{key}_ci_low": est.ci_low, f"{key}_ci_high": est.ci_high}
-
-
-@register_measure("sharpness")
-def _sharpness(ctx: MeasureContext) -> dict[str, Any]:
-    return _sharp(ctx, "sphere", "sharpness", ctx.config.sharpness_rho)
-
-
-@register_measure("sharpness_gauss")
-def _sharpness_gauss(ctx: MeasureContext) -> dict[str, Any]:
-    return _sharp(ctx, "gaussian", "sharpness_gauss", ctx.config.sharpness_eps)
-
-
-@register_measure("length_generalisation")
-def _length(ctx: MeasureContext) -> dict[str, Any]:
-    from learnability.measure import length_generalisation
-
-    return {"length_acc": length_generalisation(ctx.model, ctx.task, ctx.device)}
-
-
-@register_measure("pca")
-def _pca(ctx: MeasureContext) -> dict[str, Any]:
-    from learnability.measure import pca_vs_neurons
-
-    return {"pca": pca_vs_neurons(ctx.model, ctx.batch.inputs, ctx.config.pca_ks, ctx.device)}
-
-
-def check_measures(names: list[str], what: str = "measure") -> None:
-    """UserError for a name that is not a registered measure (`what` names the setting)."""
-    for name in names:
-        if name not in MEASURES:
-            raise UserError(
-                f"unknown {what} {name!r}{did_you_mean(str(name), MEASURES)}; allowed: {', '.join(sorted(MEASURES))}"
-            )
-
-
 def _check_freeze(model: Any, freeze: str | list[str]) -> None:
     # the model's parameter names come from a model built on the meta device (no weights allocated)
-    from learnability.checkpoints import parameter_names
-    from learnability.train import select_trainable
-
     try:
-        select_trainable(parameter_names(model), freeze)
+        select_trainable(checkpoints.parameter_names(model), freeze)
     except UserError as exc:
         raise UserError(f"train.freeze: {exc}") from None
 
@@ -306,25 +142,6 @@ def _check_task_fits_model(task: Any, model: Any) -> None:
         raise UserError(f"model.vocab_size={vocab} is too small for bit strings; it must be ≥ 2")
 
 
-def run_measures(
-    model: nn.Module,
-    task: Task,
-    config: TrainJobConfig,
-    names: list[str],
-    device: torch.device | str,
-) -> dict[str, Any]:
-    """Run the named measures on `model`; returns their merged metrics."""
-    check_measures(names)
-    device = resolve_device(device)
-    test = task.test_set()
-    batch = test.slice(0, config.measure_batch).to(device)
-    ctx = MeasureContext(model, task, config, device, batch)
-    out: dict[str, Any] = {}
-    for name in names:
-        out.update(MEASURES[name](ctx))
-    return out
-
-
 def target_summary(task: Task) -> dict[str, Any]:
     """The target function's own profile (Boolean tasks, exact sizes only)."""
     if (
@@ -337,8 +154,6 @@ def target_summary(task: Task) -> dict[str, Any]:
     fn = task.function_at(task.max_len)
     if getattr(fn, "real_valued", False):
         return {}
-    from learnability.boolean.analysis import profile_from_truth_table
-
     p = profile_from_truth_table(fn.truth_table(), task.max_len)
     out = {
         "target_as": p.average,
@@ -391,8 +206,6 @@ def _run_train(
     train = config.train
     if run_dir is not None and train.checkpoint_every and not train.checkpoint_path:
         # periodic checkpoints go in the run directory, and a retried run resumes from them
-        from dataclasses import replace
-
         train = replace(train, checkpoint_path=str(Path(run_dir) / "trainer.pt"), resume=True)
     hook = None
     if config.track:
@@ -429,25 +242,78 @@ def _json_number(v: Any) -> Any:
     return v
 
 
-try:
-    from learnability.sweep.jobs import RunContext, register_job
+# -- the saved model (model.pt) -------------------------------------------------------------------
+def save_model(path: str | Path, model: nn.Module, config: TrainJobConfig) -> Path:
+    """Write `model` with its TrainJobConfig as a model checkpoint (plain data, atomic)."""
+    return checkpoints.save(
+        {
+            "kind": checkpoints.MODEL_KIND,
+            "format": checkpoints.FORMAT,
+            "job_config": checkpoints.plain(to_dict(config)),
+            "config_hash": config_hash("train", config),
+            "state_dict": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+        },
+        path,
+    )
 
-    @register_job("train", TrainJobConfig)
-    def train_job(config: TrainJobConfig, ctx: RunContext) -> dict[str, Any]:
-        """The standard train job: metrics to ctx.log, model to ctx.run_dir/model.pt."""
-        return run_train(config, ctx.run_dir, ctx.device, log=ctx.log)
 
-except ImportError:  # the sweep package is optional for run_train
-    pass
+def read_model_checkpoint(path: str | Path) -> tuple[TrainJobConfig, dict[str, torch.Tensor]]:
+    """(TrainJobConfig, state_dict) of a model checkpoint, checked against each other; UserError else."""
+    path = Path(path)
+    name = checkpoints.file_name(path)
+    payload = checkpoints.read_checkpoint(path, "checkpoint")
+    kind = payload.get("kind")
+    if kind != checkpoints.MODEL_KIND:
+        hint = (
+            " (a trainer checkpoint: resume it with train.resume=true)"
+            if kind == checkpoints.TRAINER_KIND
+            else ""
+        )
+        raise UserError(
+            f"checkpoint {name} has kind {kind!r}; expected {checkpoints.MODEL_KIND!r}, the model.pt "
+            f"written by `learnability train`{hint}"
+        )
+    for key in ("job_config", "state_dict"):
+        if key not in payload:
+            raise UserError(f"checkpoint {name} lacks {key!r}; it is not a complete model.pt")
+    if not isinstance(payload["job_config"], dict):
+        raise UserError(f"checkpoint {name}: 'job_config' is not a mapping")
+    try:
+        config = from_dict(TrainJobConfig, payload["job_config"])
+    except UserError as exc:
+        raise UserError(f"checkpoint {name} holds an invalid config: {exc}") from None
+    saved_hash = payload.get("config_hash")
+    if saved_hash is not None and saved_hash != config_hash("train", config):
+        raise UserError(
+            f"checkpoint {name}: its config was changed after the model was saved (hash "
+            f"{config_hash('train', config)} ≠ saved {saved_hash!r}); the weights belong to the "
+            "original config: use the unedited file, or train again with the new config"
+        )
+    state = checkpoints.tensors(payload["state_dict"], path, "state_dict")
+    problem = checkpoints.state_dict_problem(state, config.model)
+    if problem:
+        raise UserError(f"checkpoint {name} does not fit its model config: {problem}")
+    return config, state
+
+
+def load_model(
+    path: str | Path, device: torch.device | str = "cpu"
+) -> tuple[nn.Module, TrainJobConfig]:
+    """Rebuild the model of a model checkpoint: (model on `device`, its TrainJobConfig)."""
+    dev = resolve_device(device)
+    config, state = read_model_checkpoint(path)
+    model = seeded_model(config.model, config.seed)
+    model.load_state_dict(state)  # names and shapes were checked: this cannot fail on them
+    return model.to(dev), config
+
+
+@register_job("train", TrainJobConfig)
+def train_job(config: TrainJobConfig, ctx: RunContext) -> dict[str, Any]:
+    """The standard train job: metrics to ctx.log, model to ctx.run_dir/model.pt."""
+    return run_train(config, ctx.run_dir, ctx.device, log=ctx.log)
+
 
 __all__ = [
-    "MEASURES",
-    "MeasureContext",
-    "TrainJobConfig",
-    "load_model",
-    "register_measure",
-    "run_measures",
-    "run_train",
-    "save_model",
-    "target_summary",
-]
+    "TrainJobConfig", "load_model", "read_model_checkpoint", "run_train", "save_model",
+    "target_summary", "train_job",
+]  # fmt: skip

@@ -1,0 +1,217 @@
+"""The measures a training run can take, by name: `register_measure(name)` adds one.
+
+A measure is `fn(ctx: MeasureContext) -> dict` of JSON numbers. Standard ones:
+- "accuracy": test_loss / test_acc,
+- "profile": the model's thresholded function on all 2^n inputs (sampled above 2^20): model_as, model_K0,
+  model_max_sensitivity, model_undecided, model_counts, and function_agreement with the target (exact only),
+- "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate,
+- "param_norm": param_norm (positional parameters excluded), "lipschitz": log10_lipschitz, log_lipschitz,
+- "sharpness": sphere radius `sharpness_rho`, E(T_{θ+Δ} − T_θ)² → sharpness, sharpness_ci_low, sharpness_ci_high,
+- "sharpness_gauss": N(0, `sharpness_eps`²) per coordinate, mean loss increase → sharpness_gauss(_ci_low/_ci_high),
+- "length_generalisation": length_acc {bucket: accuracy},
+- "pca": pca_vs_neurons per hidden state (fractions for k in `pca_ks`).
+Measures run on a fixed batch (the first `measure_batch` test items); sharpness directions come from a
+generator seeded with the run's `seed` (independent directions across batches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import torch
+from torch import nn
+
+from learnability.device import resolve_device
+from learnability.errors import UserError, did_you_mean
+from learnability.measure.layernorm import layernorm_blowup
+from learnability.measure.norms import lipschitz_constant, parameter_norm
+from learnability.measure.probes import length_generalisation, pca_vs_neurons
+from learnability.measure.sensitivity import all_bit_strings, model_outputs, model_profile
+from learnability.measure.sharpness import sharpness
+from learnability.tasks import Task
+from learnability.tasks.boolean import BooleanTask
+from learnability.train import compute_loss, evaluate
+
+
+class MeasureSettings(Protocol):
+    """What measures read from a run's config (the train job's config has these fields)."""
+
+    seed: int
+    measure_batch: int
+    profile_margin: float
+    sharpness_rho: float
+    sharpness_eps: float
+    sharpness_directions: int
+    pca_ks: list[int]
+
+
+@dataclass
+class MeasureContext:
+    model: nn.Module
+    task: Task
+    config: MeasureSettings
+    device: torch.device
+    batch: Any  # the measure batch (first measure_batch test items, on device)
+
+
+MEASURES: dict[str, Callable[[MeasureContext], dict[str, Any]]] = {}
+
+
+def register_measure(name: str) -> Callable:
+    """Decorator: `fn(ctx: MeasureContext) -> dict` becomes measure `name` of the train job."""
+
+    def decorate(fn: Callable[[MeasureContext], dict[str, Any]]) -> Callable:
+        MEASURES[name] = fn
+        return fn
+
+    return decorate
+
+
+def _boolean(ctx: MeasureContext, what: str) -> BooleanTask:
+    if not isinstance(ctx.task, BooleanTask) or ctx.task.output != "scalar":
+        raise UserError(
+            f"measure {what!r} needs a scalar Boolean task, not {type(ctx.task).__name__}"
+        )
+    return ctx.task
+
+
+@register_measure("accuracy")
+def _accuracy(ctx: MeasureContext) -> dict[str, Any]:
+    r = evaluate(ctx.model, ctx.task, ctx.task.test_set(), ctx.device)
+    return {"test_loss": r["loss"], "test_acc": r["acc"]}
+
+
+@register_measure("profile")
+def _profile(ctx: MeasureContext) -> dict[str, Any]:
+    task = _boolean(ctx, "profile")
+    n = task.max_len
+    p = model_profile(
+        ctx.model,
+        n,
+        ctx.device,
+        margin=ctx.config.profile_margin,
+        threshold=task.threshold,
+        generator=torch.Generator().manual_seed(ctx.config.seed),
+    )
+    out: dict[str, Any] = {
+        "model_as": p.average_sensitivity,
+        "model_K0": p.zero_sensitivity,
+        "model_max_sensitivity": p.max_sensitivity,
+        "model_undecided": p.undecided,
+        "model_counts": p.counts,
+        "profile_exact": p.exact,
+    }
+    if p.exact and not task.variable:
+        target = task.target_values(torch.as_tensor(_all_bits(n))) > task.threshold
+        model_tt = (
+            p.truth_table.cpu().bool()
+            if p.truth_table is not None
+            else (_outputs(ctx.model, n, ctx.device) > task.threshold)
+        )
+        out["function_agreement"] = float((model_tt == target).float().mean())
+    return out
+
+
+def _all_bits(n: int) -> torch.Tensor:
+    return all_bit_strings(n)
+
+
+def _outputs(model: nn.Module, n: int, device: torch.device) -> torch.Tensor:
+    return model_outputs(model, n, device).cpu()
+
+
+@register_measure("blowup")
+def _blowup(ctx: MeasureContext) -> dict[str, Any]:
+    paper = layernorm_blowup(ctx.model, ctx.batch.inputs, "paper", ctx.device)
+    published = layernorm_blowup(ctx.model, ctx.batch.inputs, "published", ctx.device)
+    return {
+        "blowup_paper": paper.mean,
+        "blowup_paper_max": paper.max,
+        "blowup_published": published.mean,
+        "blowup_published_max": published.max,
+        "ln_degenerate": paper.degenerate,
+    }
+
+
+@register_measure("param_norm")
+def _param_norm(ctx: MeasureContext) -> dict[str, Any]:
+    return {"param_norm": parameter_norm(ctx.model)}
+
+
+@register_measure("lipschitz")
+def _lipschitz(ctx: MeasureContext) -> dict[str, Any]:
+    c = lipschitz_constant(ctx.model)
+    return {"log10_lipschitz": c["log10_C"], "log_lipschitz": c["log_C"]}
+
+
+def _sharp(ctx: MeasureContext, kind: str, key: str, radius: float) -> dict[str, Any]:
+    est = sharpness(
+        ctx.model,
+        ctx.batch,
+        lambda out, b: compute_loss(ctx.task.loss, out, b),
+        rho=radius,
+        kind=kind,
+        directions=ctx.config.sharpness_directions,
+        generator=torch.Generator().manual_seed(ctx.config.seed + 7919),
+    )
+    return {key: est.mean, f"{key}_ci_low": est.ci_low, f"{key}_ci_high": est.ci_high}
+
+
+@register_measure("sharpness")
+def _sharpness(ctx: MeasureContext) -> dict[str, Any]:
+    return _sharp(ctx, "sphere", "sharpness", ctx.config.sharpness_rho)
+
+
+@register_measure("sharpness_gauss")
+def _sharpness_gauss(ctx: MeasureContext) -> dict[str, Any]:
+    return _sharp(ctx, "gaussian", "sharpness_gauss", ctx.config.sharpness_eps)
+
+
+@register_measure("length_generalisation")
+def _length(ctx: MeasureContext) -> dict[str, Any]:
+    return {"length_acc": length_generalisation(ctx.model, ctx.task, ctx.device)}
+
+
+@register_measure("pca")
+def _pca(ctx: MeasureContext) -> dict[str, Any]:
+    return {"pca": pca_vs_neurons(ctx.model, ctx.batch.inputs, ctx.config.pca_ks, ctx.device)}
+
+
+def check_measures(names: list[str], what: str = "measure") -> None:
+    """UserError for a name that is not a registered measure (`what` names the setting)."""
+    for name in names:
+        if name not in MEASURES:
+            raise UserError(
+                f"unknown {what} {name!r}{did_you_mean(str(name), MEASURES)}; allowed: {', '.join(sorted(MEASURES))}"
+            )
+
+
+def run_measures(
+    model: nn.Module,
+    task: Task,
+    config: MeasureSettings,
+    names: list[str],
+    device: torch.device | str,
+) -> dict[str, Any]:
+    """Run the named measures on `model`; returns their merged metrics."""
+    check_measures(names)
+    device = resolve_device(device)
+    test = task.test_set()
+    batch = test.slice(0, config.measure_batch).to(device)
+    ctx = MeasureContext(model, task, config, device, batch)
+    out: dict[str, Any] = {}
+    for name in names:
+        out.update(MEASURES[name](ctx))
+    return out
+
+
+__all__ = [
+    "MEASURES",
+    "MeasureContext",
+    "MeasureSettings",
+    "check_measures",
+    "register_measure",
+    "run_measures",
+]
