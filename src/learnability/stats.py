@@ -115,7 +115,10 @@ def wilson(successes: float, trials: int) -> tuple[float, float]:
     denom = 1 + _Z * _Z / trials
     centre = (p + _Z * _Z / (2 * trials)) / denom
     half = _Z * math.sqrt(p * (1 - p) / trials + _Z * _Z / (4 * trials * trials)) / denom
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    # at 0 and at `trials` successes the bound is exactly 0 (or 1); rounding would leave 1e-17 behind
+    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
+    hi = 1.0 if successes >= trials else min(1.0, centre + half)
+    return (lo, hi)
 
 
 def proportion(successes: float, trials: int) -> Estimate:

@@ -117,14 +117,14 @@ def _solves(plan: Plan[RandomParams], task: str) -> Claim:
     labels = {"random": f"random width {t.wide}", "chance": "chance line"}
     rule = AllOf(
         (
-            Mean("random", above(0.8, 0.9), what="accuracy", labels=labels),
+            Mean("random", above(0.8, 0.9), what="accuracy", labels=labels, bounds=(0.0, 1.0)),
             Contrast("random", "chance", above(0.1, 0.2), what="accuracy", labels=labels),
         ),
         version=2,
     )
     strict = AllOf(
         (
-            Mean("random", above(0.9, 0.95), what="accuracy", labels=labels),
+            Mean("random", above(0.9, 0.95), what="accuracy", labels=labels, bounds=(0.0, 1.0)),
             Contrast("random", "chance", above(0.2, 0.3), what="accuracy", labels=labels),
         )
     )
