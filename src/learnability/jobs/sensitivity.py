@@ -39,6 +39,7 @@ from learnability.config import to_dict
 from learnability.device import resolve_device
 from learnability.errors import UserError
 from learnability.jobs.train import target_summary
+from learnability.jsonsafe import json_safe
 from learnability.measure import layernorm_blowup, lipschitz_constant, model_outputs, parameter_norm
 from learnability.measure.bounds import (
     lipschitz_scaled,
@@ -182,7 +183,7 @@ def train_job(config: MeasuredTrainConfig, ctx: RunContext) -> dict[str, Any]:
         metrics.update(measure_trained(model, task, config, device))
     if config.save_model:
         _save(Path(ctx.run_dir) / "model.pt", model, config)
-    return _finite(metrics)
+    return json_safe(metrics, "string")
 
 
 def _save(path: Path, model: nn.Module, config: Any) -> None:
@@ -191,17 +192,6 @@ def _save(path: Path, model: nn.Module, config: Any) -> None:
     payload = {"kind": "learnability.sensitivity.model", "job_config": plain(to_dict(config)),
                "state_dict": state}  # fmt: skip
     save(payload, path)
-
-
-def _finite(value: Any) -> Any:
-    """JSON-safe: NaN → None, ±inf → "inf"/"-inf", recursively."""
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
-    return value
 
 
 # -- sensitivity.dynamics --------------------------------------------------------------------------------
@@ -251,9 +241,9 @@ def dynamics_job(config: DynamicsConfig, ctx: RunContext) -> dict[str, Any]:
     result = Trainer(model, task, train, device, metrics_log=ctx.log,
                      eval_hook=measure).fit(config.data_seed, config.seed)  # fmt: skip
     trajectory = [first] + [row for row in result.history if "probe_loss" in row]
-    return _finite({"status": result.status, "steps": result.steps,
+    return json_safe({"status": result.status, "steps": result.steps,
                     "test_loss": result.final.get("test_loss"), "test_acc": result.final.get("test_acc"),
-                    "trajectory": trajectory})  # fmt: skip
+                    "trajectory": trajectory}, "string")  # fmt: skip
 
 
 # -- sensitivity.generalisation ----------------------------------------------------------------------------
@@ -335,13 +325,13 @@ def generalisation_job(config: GeneralisationConfig, ctx: RunContext) -> dict[st
                 "as": float(table_sensitivity(table[None], n)[0])}  # fmt: skip
 
     refits = [refit(comps[k], f"completion{k}") for k in range(min(config.refits, len(comps)))]
-    return _finite({
+    return json_safe({
         "status": fit.status, "train_acc": float((learned[codes] == labels).mean()),
         "test_acc": fit.final.get("test_acc"), "learned_as": learned_as,
         "completion_as": comp_as.tolist(), "completion_as_mean": float(comp_as.mean()),
         "learned_as_quantile": float((comp_as <= learned_as).mean()),
         "refit_learned": refit(learned, "learned"), "refit_completions": refits,
-    })  # fmt: skip
+    }, "string")  # fmt: skip
 
 
 # -- sensitivity.length -------------------------------------------------------------------------------------
@@ -374,9 +364,9 @@ def length_job(config: LengthConfig, ctx: RunContext) -> dict[str, Any]:
                              seed=1_000 + config.data_seed, device=device)  # fmt: skip
     strings = training_strings(config.task.min_len, config.task.max_len,
                                config.train.steps * config.train.batch_size)  # fmt: skip
-    return _finite({"status": result.status, "steps": result.steps, "length_acc": scores["buckets"],
+    return json_safe({"status": result.status, "steps": result.steps, "length_acc": scores["buckets"],
                     "length_acc_by_length": scores["lengths"], "training_space": strings.space,
-                    "training_distinct": strings.expected_distinct})  # fmt: skip
+                    "training_distinct": strings.expected_distinct}, "string")  # fmt: skip
 
 
 # -- sensitivity.scratchpad ---------------------------------------------------------------------------------
@@ -425,7 +415,7 @@ def scratchpad_job(config: ScratchpadConfig, ctx: RunContext) -> dict[str, Any]:
             )
     else:
         out["final_bit_acc"] = out["test_acc"]
-    return _finite(out)
+    return json_safe(out, "string")
 
 
 __all__ = [

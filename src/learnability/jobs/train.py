@@ -29,7 +29,6 @@ weights_only=True and checked against its config).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,6 +42,7 @@ from learnability.boolean.analysis import profile_from_truth_table
 from learnability.config import HASH_OMIT_DEFAULT, config_hash, from_dict, to_dict
 from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_int, check_number
+from learnability.jsonsafe import json_safe
 from learnability.measure.registry import check_measures, run_measures
 from learnability.models import BooleanTransformerConfig, ModelConfig
 from learnability.sweep.jobs import RunContext, register_job
@@ -233,13 +233,8 @@ def _run_train(
         metrics.update(run_measures(model, task, config, config.measure, device))
     if run_dir is not None and config.save_model:
         save_model(Path(run_dir) / "model.pt", model, config)
-    return {k: _json_number(v) for k, v in metrics.items()}
-
-
-def _json_number(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None if math.isnan(v) else ("inf" if v > 0 else "-inf")
-    return v
+    # nested values (the history) stay floats: only the top-level scalars are the job's results
+    return {k: json_safe(v, "string") if isinstance(v, float) else v for k, v in metrics.items()}
 
 
 # -- the saved model (model.pt) -------------------------------------------------------------------

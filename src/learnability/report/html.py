@@ -20,6 +20,7 @@ from typing import Any
 
 from learnability import __version__
 from learnability.claims import VERDICTS, ClaimResult
+from learnability.jsonsafe import json_safe
 from learnability.report.study_report import StudyReport
 
 _CLASS = {"reproduced": "ok", "not reproduced": "bad", "inconclusive": "meh", "vacuous": "vac"}
@@ -224,24 +225,11 @@ decide it.</p>
     path = out_dir / "report.html"
     path.write_text(page, encoding="utf-8")
     (out_dir / "claims.json").write_text(
-        json.dumps(_clean(claims_json(reports)), indent=2, default=str, allow_nan=False),
+        json.dumps(json_safe(claims_json(reports), "null"), indent=2, default=str, allow_nan=False),
         encoding="utf-8",
     )
     (out_dir / "claims.md").write_text(claims_markdown(reports), encoding="utf-8")
     return path
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe copy: non-finite floats become null (strict JSON has no NaN), arrays become lists."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if hasattr(value, "tolist"):
-        return _clean(value.tolist())
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value
 
 
 __all__ = ["build_report", "claims_json", "claims_markdown", "headline", "headline_text"]

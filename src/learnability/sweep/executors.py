@@ -44,6 +44,7 @@ import yaml
 from learnability.config import from_dict
 from learnability.device import resolve_device
 from learnability.errors import UserError
+from learnability.jsonsafe import json_safe
 from learnability.sweep.jobs import RunContext, get_job, import_job_module
 from learnability.sweep.store import process_start_ticks
 
@@ -67,25 +68,6 @@ def versions() -> dict[str, str]:
             "host": socket.gethostname(),
         }
     return _versions
-
-
-def _clean(value: Any) -> Any:
-    """JSON-safe copy of a job's metrics (tensors and numpy scalars become numbers / lists)."""
-    if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    if isinstance(value, float):
-        return value
-    if isinstance(value, Path):
-        return str(value)
-    if hasattr(value, "tolist"):
-        return _clean(value.tolist())
-    if hasattr(value, "item"):
-        return _clean(value.item())
-    return str(value)
 
 
 def _dump_yaml(data: dict, path: Path) -> None:
@@ -126,7 +108,7 @@ def execute_run(payload: dict) -> dict:
             raise TypeError(
                 f"job {payload['job']!r} returned {type(metrics).__name__}, expected a dict"
             )
-        metrics = _clean(metrics)
+        metrics = json_safe(metrics)
         json.dumps(metrics, allow_nan=True)
         status = "diverged" if metrics.get("status") == "diverged" else "ok"
         error = metrics.get("error") if status == "diverged" else None

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from learnability.errors import UserError, did_you_mean
+from learnability.jsonsafe import json_safe
 
 __all__ = ["Job", "RunContext", "get_job", "import_job_module", "known_jobs", "register_job"]
 
@@ -112,23 +113,10 @@ class RunContext:
             # a retried run starts a fresh log rather than appending to a dead attempt's
             self._log_file = self.metrics_path.open("w")
         row = {"step": int(step), "time": time.time(), **metrics}
-        self._log_file.write(json.dumps(row, default=_jsonable) + "\n")
+        self._log_file.write(json.dumps(json_safe(row)) + "\n")
         self._log_file.flush()
 
     def close(self) -> None:
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
-
-
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "item") and callable(value.item):
-        try:
-            return value.item()
-        except (ValueError, RuntimeError):
-            pass
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
