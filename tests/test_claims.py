@@ -188,6 +188,19 @@ def test_contrast_of_rates_between_independent_groups():
     assert j.decision.details["paired"] is False and j.verdict == "reproduced"
 
 
+def test_contrast_bounds_cut_printed_intervals_and_never_the_verdict():
+    # two seeds near the ceiling: the t interval of an accuracy runs past 1 unless it is cut
+    obs = [Obs(0, 0.99, group="random"), Obs(1, 0.90, group="random")]
+    obs += [Obs(0, 0.50, group="chance"), Obs(1, 0.10, group="chance")]
+    free = Contrast("random", "chance", above(0.1, 0.2), what="accuracy")
+    cut = Contrast("random", "chance", above(0.1, 0.2), what="accuracy", bounds=(0.0, 1.0))
+    a, b = (judge(r, Evidence(obs), Units("seed", min_per_cell=2)) for r in (free, cut))
+    assert a.decision.details["focus"]["hi"] > 1.0 and b.decision.details["focus"]["hi"] == 1.0
+    assert b.decision.details["control"]["lo"] == 0.0
+    assert b.decision.statistic.lo >= -1.0 and b.decision.statistic.hi <= 1.0
+    assert a.decision.statistic.value == b.decision.statistic.value and a.verdict == b.verdict
+
+
 def test_best_fit_picks_the_generating_family_and_refuses_a_tie():
     transforms = {"polylog": lambda d: np.log(np.log(d)), "power": np.log}
     d = 2.0 ** np.arange(6, 21)
@@ -307,3 +320,24 @@ def test_claims_json_has_the_documented_schema(tmp_path):
     assert "noise=high" in page and "fragile" in page and "v1" in page
     md = (tmp_path / "claims.md").read_text()
     assert "demo/demo" in md and "1 reproduced (0 robust, 1 fragile)" in md
+
+
+def test_a_claim_whose_rule_never_ran_still_states_its_control():
+    few = _claim(
+        _evidence,
+        Trend("parity", above(0.0, 0.1)),
+        units=Units("seed", min_per_cell=9),
+        control=Control("PARITY itself", group="parity"),
+    )
+    result = evaluate(few, _records(), "demo", "quick")
+    assert result.verdict == "inconclusive" and "fewer than 9" in result.measured
+    assert (
+        result.control["value"].startswith("parity: ") and "did not run" in result.control["value"]
+    )
+    vac = _claim(
+        lambda r, c: Evidence(vacuous="bound below 1"),
+        Trend("parity", above(0.0, 0.1)),
+        control=Control("MAJORITY", group="majority"),
+    )
+    result = evaluate(vac, _records(), "demo", "quick")
+    assert result.verdict == "vacuous" and result.control["value"].startswith("not measured")

@@ -146,3 +146,9 @@ def test_bootstrap_is_seeded():
     a = stats.bootstrap_ci(data, lambda xs: float(np.mean(xs)), resamples=300, seed=5)
     b = stats.bootstrap_ci(data, lambda xs: float(np.mean(xs)), resamples=300, seed=5)
     assert a == b and a.lo < 9.5 < a.hi
+
+
+def test_mean_ci_bounds_cut_the_interval_not_the_mean():
+    free, cut = stats.mean_ci([0.9, 1.0]), stats.mean_ci([0.9, 1.0], (0.0, 1.0))
+    assert free.hi > 1.0 and cut.hi == 1.0 and cut.lo == free.lo and cut.value == free.value
+    assert stats.mean_ci([0.0, 0.02], (0.0, 1.0)).lo == 0.0

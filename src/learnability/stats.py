@@ -39,6 +39,10 @@ class Estimate:
     def finite(self) -> bool:
         return math.isfinite(self.value)
 
+    def within(self, lo: float, hi: float) -> Estimate:
+        """The interval cut to [lo, hi], the range the quantity can take (the point is left alone)."""
+        return Estimate(self.value, min(max(self.lo, lo), hi), max(min(self.hi, hi), lo), self.n)
+
     def fmt(self, digits: int = 3) -> str:
         if not self.finite:
             return f"n/a (n={self.n})"
@@ -68,8 +72,9 @@ def t_quantile(dof: float) -> float:
 
 
 # -- means --------------------------------------------------------------------------------------------------
-def mean_ci(values: Values) -> Estimate:
-    """Mean with a Student-t interval (the interval is the point when n = 1)."""
+def mean_ci(values: Values, bounds: tuple[float, float] | None = None) -> Estimate:
+    """Mean with a Student-t interval (the interval is the point when n = 1), cut to `bounds` when the
+    values have a range (a probability's interval stops at 0 and 1)."""
     x = _finite(values)
     if x.size == 0:
         return NAN
@@ -77,7 +82,8 @@ def mean_ci(values: Values) -> Estimate:
     if x.size == 1:
         return Estimate(mean, mean, mean, 1)
     half = t_quantile(x.size - 1) * float(x.std(ddof=1)) / math.sqrt(x.size)
-    return Estimate(mean, mean - half, mean + half, int(x.size))
+    e = Estimate(mean, mean - half, mean + half, int(x.size))
+    return e if bounds is None else e.within(*bounds)
 
 
 def paired_mean_diff(a: Values, b: Values) -> Estimate:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from learnability import stats
 from learnability.claims.evidence import Evidence, Frame
 from learnability.claims.rules import Decision, Rule, Verdict
 from learnability.report.panels import Panel
@@ -56,6 +57,13 @@ class Control:
     group: str | None = None
     value: str = ""
     why: str = ""
+
+
+def _unjudged_control(control: Control, frame: Frame | None) -> str:
+    """The control's value for a claim whose rule never ran (too few units, vacuous, missing runs)."""
+    if control.group is not None and frame is not None and control.group in frame.groups():
+        return f"{control.group}: {stats.mean_ci(frame.values(control.group)).fmt()} (the rule did not run)"
+    return "not measured: the claim stopped before its rule ran (see measured)"
 
 
 def no_control(reason: str) -> Control:
@@ -240,10 +248,12 @@ def evaluate(
                 "measured": j.measured,
             }
         )
-    control_value = claim.control.value
+    control_value = head.evidence.control or claim.control.value
     measured_control = head.decision.control_value if head.decision is not None else ""
     if measured_control and (claim.control.group is not None or not control_value):
         control_value = measured_control
+    if not control_value:  # the rule did not run: say what the control measured, or that it was not
+        control_value = _unjudged_control(claim.control, head.frame)
     units_count = len(head.frame.units()) if head.frame is not None else 0
     measured = head.measured
     if head.evidence.notes:

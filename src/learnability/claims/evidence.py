@@ -39,7 +39,9 @@ class Evidence:
     Exactly one of the short-circuits may be set: `missing` (nothing to judge: no finished runs),
     `pipeline` (a sanity baseline failed, so the pipeline, not the claim, is at fault) or `vacuous`
     (the parameters alone decide the check). `notes` adds measured numbers to the claim's text;
-    `details` is machine-readable and goes to claims.json as is.
+    `details` is machine-readable and goes to claims.json as is. `control` is the control's measured
+    value in words, for a control the rule does not read as a group (a same-balance probability, the
+    other functions through the same pipeline); it is printed beside the measured value.
     """
 
     obs: list[Obs] = field(default_factory=list)
@@ -48,6 +50,7 @@ class Evidence:
     vacuous: str | None = None
     notes: str = ""
     details: dict[str, Any] = field(default_factory=dict)
+    control: str = ""
 
 
 @dataclass(frozen=True)

@@ -277,11 +277,7 @@ class Mean(Rule):
 
     def estimate(self, values: np.ndarray) -> tuple[Estimate, str]:
         """The statistic and a prefix for the measured text."""
-        e = stats.mean_ci(values)
-        if self.bounds is not None:
-            lo, hi = self.bounds
-            e = Estimate(e.value, min(max(e.lo, lo), hi), max(min(e.hi, hi), lo), e.n)
-        return e, ""
+        return stats.mean_ci(values, self.bounds), ""
 
     def groups(self) -> list[str]:
         return [self.focus]
@@ -296,7 +292,7 @@ class Mean(Rule):
         return Decision(self.band.judge(e), measured, e, details={self.kind: _est(e)})
 
     def panel(self, frame: Frame, title: str) -> Panel:
-        return _bars(frame, [self.focus], self.labels, title, self.what, self.band)
+        return _bars(frame, [self.focus], self.labels, title, self.what, self.band, self.bounds)
 
 
 @dataclass(frozen=True)
@@ -314,8 +310,7 @@ class Rate(Mean):
 def _rate(values: np.ndarray) -> Estimate:
     if values.size and np.all((values == 0) | (values == 1)):
         return stats.proportion(float(values.sum()), int(values.size))
-    e = stats.mean_ci(values)
-    return Estimate(e.value, max(0.0, e.lo), min(1.0, e.hi), e.n)
+    return stats.mean_ci(values, (0.0, 1.0))
 
 
 def _count(values: np.ndarray) -> str:
@@ -332,7 +327,9 @@ ContrastKind = Literal["mean", "rate", "log10_ratio"]
 class Contrast(Rule):
     """focus − control (or log10 focus/control), judged by `band`. When both groups hold the same
     units at the same x (the control was computed on matched data from the same unit) the difference
-    is paired; otherwise the groups are independent samples (Welch / Newcombe)."""
+    is paired; otherwise the groups are independent samples (Welch / Newcombe). `bounds` (kind "mean")
+    is the range y can take: each group's interval is cut to it and the difference's to ±its width,
+    which changes what is printed and never a verdict (no band lies outside that range)."""
 
     focus: str
     control: str
@@ -340,6 +337,7 @@ class Contrast(Rule):
     kind_of: ContrastKind = "mean"
     what: str = "y"
     labels: dict[str, str] = field(default_factory=dict, hash=False)
+    bounds: tuple[float, float] | None = None
     version: int = 1
     date: str = "2026-11-30"
     kind = "contrast"
@@ -375,7 +373,10 @@ class Contrast(Rule):
             fa, fb = _rate(a), _rate(b)
         else:
             diff = stats.paired_mean_diff(a, b) if paired else stats.welch_diff(a, b)
-            fa, fb = stats.mean_ci(a), stats.mean_ci(b)
+            fa, fb = stats.mean_ci(a, self.bounds), stats.mean_ci(b, self.bounds)
+            if self.bounds is not None:
+                width = self.bounds[1] - self.bounds[0]
+                diff = diff.within(-width, width)
         f, c = _label(self.focus, self.labels), _label(self.control, self.labels)
         scale = "log10 " if self.kind_of == "log10_ratio" else ""
         measured = (
@@ -391,7 +392,9 @@ class Contrast(Rule):
         return Decision(self.band.judge(diff), measured, diff, f"{c}: {fb.fmt()}", details)
 
     def panel(self, frame: Frame, title: str) -> Panel:
-        return _bars(frame, [self.focus, self.control], self.labels, title, self.what, None)
+        return _bars(
+            frame, [self.focus, self.control], self.labels, title, self.what, None, self.bounds
+        )
 
 
 def _bars(
@@ -401,11 +404,12 @@ def _bars(
     title: str,
     what: str,
     band: Band | None,
+    bounds: tuple[float, float] | None = None,
 ) -> Panel:
     series = []
     for i, g in enumerate(groups):
         v = frame.values(g)
-        e = _rate(v) if v.size and np.all((v == 0) | (v == 1)) else stats.mean_ci(v)
+        e = _rate(v) if v.size and np.all((v == 0) | (v == 1)) else stats.mean_ci(v, bounds)
         series.append(Series(_label(g, labels), [i], [e.value], [e.lo], [e.hi], kind="bar"))
     hlines = []
     if band is not None:
@@ -476,9 +480,8 @@ class BestFit(Rule):
         listing = "; ".join(f"{f.name}: AIC {f.aic:.1f}, {f.fit.fmt()}" for f in fits)
         measured = f"{listing}; AIC({best_rival.name}) − AIC({self.expected}) = {gap:.2f}"
         details = {f.name: {"aic": f.aic, "slope": f.fit.slope, "r2": f.fit.r2} for f in fits}
-        return Decision(
-            verdict, measured, Estimate(gap, gap, gap, len(x)), best_rival.name, details
-        )
+        rival = f"{best_rival.name}: AIC {best_rival.aic:.1f}, {best_rival.fit.fmt()}"
+        return Decision(verdict, measured, Estimate(gap, gap, gap, len(x)), rival, details)
 
 
 # -- censored -----------------------------------------------------------------------------------------------

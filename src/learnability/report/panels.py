@@ -96,7 +96,8 @@ def mean_series(
     color: str | None = None,
     rate: bool = False,
 ) -> Series:
-    """Mean and 95% interval of y at each x from (x, y) pairs; `rate` uses Wilson intervals for 0/1 y."""
+    """Mean and 95% interval of y at each x from (x, y) pairs; `rate` (y in [0, 1]) uses Wilson intervals
+    for 0/1 y and cuts other intervals to [0, 1]."""
     by_x: dict[Any, list[float]] = defaultdict(list)
     for x, y in points:
         if y is not None:
@@ -107,8 +108,8 @@ def mean_series(
         values = by_x[x]
         if rate and all(v in (0.0, 1.0) for v in values):
             e = proportion(sum(values), len(values))
-        else:
-            e = mean_ci(values)
+        else:  # a rate's values lie in [0, 1], so does its interval
+            e = mean_ci(values, (0.0, 1.0) if rate else None)
         mean.append(e.value)
         lo.append(e.lo)
         hi.append(e.hi)

@@ -180,8 +180,12 @@ def _subspace(plan: Plan[RandomParams]) -> Claim:
     frac = "top-k PC variance fraction"
     rule = AllOf(
         (
-            Contrast("trained", "null", above(0.05, 0.1), what=frac, labels=labels),
-            Contrast("trained", "init", above(0.0, 0.05), what=frac, labels=labels),
+            Contrast(
+                "trained", "null", above(0.05, 0.1), what=frac, labels=labels, bounds=(0.0, 1.0)
+            ),
+            Contrast(
+                "trained", "init", above(0.0, 0.05), what=frac, labels=labels, bounds=(0.0, 1.0)
+            ),
             Contrast(
                 "trained ratio",
                 "null ratio",

@@ -118,14 +118,28 @@ def _solves(plan: Plan[RandomParams], task: str) -> Claim:
     rule = AllOf(
         (
             Mean("random", above(0.8, 0.9), what="accuracy", labels=labels, bounds=(0.0, 1.0)),
-            Contrast("random", "chance", above(0.1, 0.2), what="accuracy", labels=labels),
+            Contrast(
+                "random",
+                "chance",
+                above(0.1, 0.2),
+                what="accuracy",
+                labels=labels,
+                bounds=(0.0, 1.0),
+            ),
         ),
         version=2,
     )
     strict = AllOf(
         (
             Mean("random", above(0.9, 0.95), what="accuracy", labels=labels, bounds=(0.0, 1.0)),
-            Contrast("random", "chance", above(0.2, 0.3), what="accuracy", labels=labels),
+            Contrast(
+                "random",
+                "chance",
+                above(0.2, 0.3),
+                what="accuracy",
+                labels=labels,
+                bounds=(0.0, 1.0),
+            ),
         )
     )
     choices: tuple[Choice, ...] = (METRIC,)
@@ -223,7 +237,13 @@ def _width(plan: Plan[RandomParams]) -> Claim:
         paper_statement="At width 16 random transformers reach only 1.3–87.3% on the four tasks (Fig. 2).",
         evidence=_width_evidence(p),
         rule=Contrast(
-            "wide", "narrow", above(0.05, 0.2), what="accuracy", labels=labels, version=2
+            "wide",
+            "narrow",
+            above(0.05, 0.2),
+            what="accuracy",
+            labels=labels,
+            bounds=(0.0, 1.0),
+            version=2,
         ),
         units=Units("(task, seed)", min_per_cell=2),
         control=Control("the same tasks and restarts at width 16", group="narrow"),

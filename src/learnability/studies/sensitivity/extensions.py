@@ -105,7 +105,14 @@ def _length_rule(version: int, date: str) -> AllOf:
     return AllOf(
         (
             Mean("majority", above(0.8, 0.9), what=beyond, labels=LABELS, bounds=(0.0, 1.0)),
-            Contrast("parity", "majority", below(-0.15, -0.05), what=beyond, labels=LABELS),
+            Contrast(
+                "parity",
+                "majority",
+                below(-0.15, -0.05),
+                what=beyond,
+                labels=LABELS,
+                bounds=(0.0, 1.0),
+            ),
         ),
         version=version,
         date=date,
@@ -121,7 +128,13 @@ def _pad_rule(version: int, date: str = "2026-11-30") -> AllOf:
                 what="PARITY-bit accuracy (own outputs fed back)",
                 bounds=(0.0, 1.0),
             ),
-            Contrast("scratchpad", "plain", above(0.1, 0.2), what="PARITY-bit accuracy"),
+            Contrast(
+                "scratchpad",
+                "plain",
+                above(0.1, 0.2),
+                what="PARITY-bit accuracy",
+                bounds=(0.0, 1.0),
+            ),
         ),
         version=version,
         date=date,

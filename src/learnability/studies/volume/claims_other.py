@@ -79,7 +79,12 @@ def _length_obs(results: StudyResults, choices: Choices, value: str, scaled: boo
         f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models; eps = 0 on the "
         f"same weights (no Lipschitz guarantee): mean per-model slope of {what} {control.fmt()}"
     )
-    return Evidence(obs, notes=notes, details={"eps0_slope": control.value})
+    return Evidence(
+        obs,
+        notes=notes,
+        details={"eps0_slope": control.value},
+        control=f"eps = 0 on the same weights: mean per-model slope {control.fmt()}",
+    )
 
 
 def one_bit_evidence(results: StudyResults, choices: Choices) -> Evidence:
@@ -142,6 +147,12 @@ def _trained_evidence(
         mine = [r for r in mine if n is None or r.n == n]
         if not mine:
             return Evidence(missing=f"no finished training runs of {TRAINED_FUNCTIONS[function]}")
+        others = []
+        for fn, label in TRAINED_FUNCTIONS.items():
+            same = [r for r in runs if r.function == fn and (n is None or r.n == n)]
+            if same and fn != function:
+                others.append(f"{label} {sum(r.learned(at) for r in same)}/{len(same)}")
+        control = f"N = {'all' if n is None else n}, same pipeline and budget: {', '.join(others)}"
         baseline = [r for r in runs if r.function == "majority" and (n is None or r.n == n)]
         if (
             function != "majority"
@@ -149,20 +160,16 @@ def _trained_evidence(
             and sum(r.learned(0.95) for r in baseline) * 2 < len(baseline)
         ):
             return Evidence(pipeline=f"MAJORITY, through the same pipeline and budget, is learned by "
-                            f"only {sum(r.learned(0.95) for r in baseline)}/{len(baseline)} seeds")  # fmt: skip
+                            f"only {sum(r.learned(0.95) for r in baseline)}/{len(baseline)} seeds",
+                            control=control)  # fmt: skip
         open_runs = [r for r in mine if not r.learned(at) and not r.plateaued]
         if function != "majority" and open_runs:
             return Evidence(pipeline=f"{len(open_runs)} unlearned runs were still improving when the "
-                            "budget ran out: 'fails' would mean 'ran out of steps'")  # fmt: skip
+                            "budget ran out: 'fails' would mean 'ran out of steps'", control=control)  # fmt: skip
         tight = _tight_budget(runs, mine, function, at)
         if tight and choices.get("start_check", "budget vs smaller N") == "budget vs smaller N":
-            return Evidence(pipeline=tight)
+            return Evidence(pipeline=tight, control=control)
         obs = [Obs(f"s{r.seed}/N{r.n}", float(r.learned(at)), None, function) for r in mine]
-        others = []
-        for fn, label in TRAINED_FUNCTIONS.items():
-            same = [r for r in runs if r.function == fn and (n is None or r.n == n)]
-            if same and fn != function:
-                others.append(f"{label} {sum(r.learned(at) for r in same)}/{len(same)}")
         stuck = sum(1 for r in mine if not r.left_start)
         notes = (
             f"N = {'all' if n is None else n}, learned = agreement ≥ {at:g} on all 2^N strings; "
@@ -170,7 +177,7 @@ def _trained_evidence(
             f"constant predictor (best test loss ≥ 0.9); same N, same pipeline: {', '.join(others)}; "
             f"{TRAINED_FUNCTIONS[function]} learned by N: {_steps_to_learn(runs, function, at)}"
         )
-        return Evidence(obs, notes=notes)
+        return Evidence(obs, notes=notes, control=control)
 
     return evidence
 
@@ -193,7 +200,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
         "learned_at", 0.99, (1.0, 0.95), "what agreement with the target counts as learned"
     )
     runs_control = Control("3-sparse parity (K_0 = 0 as well), MAJORITY and FIRST through the same "
-                           "pipeline and budget (in the measured text)", value="see measured")  # fmt: skip
+                           "pipeline and budget")  # fmt: skip
     slope_band = below(0.25, 0.75)
     return [
         Claim(
@@ -214,9 +221,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
                 version=2,
             ),
             units=fixed,
-            control=Control(
-                "eps = 0 on the same weights (in the measured text)", value="see measured"
-            ),
+            control=Control("eps = 0 on the same weights"),
             choices=(eps, init),
             history=(
                 Revision(
@@ -243,9 +248,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
                 MODEL, slope_band, x="log N", y="log Lipschitz in θ", per_unit=True, labels=LABELS
             ),
             units=fixed,
-            control=Control(
-                "eps = 0 on the same weights (in the measured text)", value="see measured"
-            ),
+            control=Control("eps = 0 on the same weights"),
             choices=(eps, init),
         ),
         Claim(

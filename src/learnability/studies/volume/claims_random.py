@@ -151,12 +151,17 @@ def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
     if not picked:
         return _missing("models")
     obs = [Obs(r.unit, float(r.k0 == 0), None, MODEL) for r in picked]
-    ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked])
+    ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked], (0.0, 1.0))
     notes = (
         f"{_describe(picked, results, choices)}; same-balance random functions would have K_0 = 0 "
         f"with mean probability {ctrl.fmt()}"
     )
-    return Evidence(obs, notes=notes, details={"same_balance_k0_zero": ctrl.value})
+    return Evidence(
+        obs,
+        notes=notes,
+        details={"same_balance_k0_zero": ctrl.value},
+        control=f"same-balance random functions: mean P(K_0 = 0) {ctrl.fmt()}",
+    )
 
 
 def growth_evidence(results: StudyResults, choices: Choices) -> Evidence:
@@ -201,12 +206,17 @@ def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
     if not picked:
         return _missing("non-constant models in the judged cells")
     obs = [Obs(r.unit, float(r.meets_bound), None, MODEL) for r in picked]
-    ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked])
+    ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
     notes = (
         f"{summary}; judged: {len(picked)} models in {len({(r.depth, r.width, r.n) for r in picked})} "
         f"cells; same-balance random functions meet the bound with mean probability {ctrl.fmt()}"
     )
-    return Evidence(obs, notes=notes, details={"cells": [list(c) for c in labels]})
+    return Evidence(
+        obs,
+        notes=notes,
+        details={"cells": [list(c) for c in labels]},
+        control=f"same-balance random functions: mean P(K_0 ≥ bound) {ctrl.fmt()}",
+    )
 
 
 # -- claims -------------------------------------------------------------------------------------------------
@@ -300,9 +310,7 @@ def random_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             ),
             units=units,
             control=Control(
-                "same-balance shuffle: P(K_0 = 0) of a random function with the model's "
-                "counts (in the measured text)",
-                value="see measured",
+                "same-balance shuffle: P(K_0 = 0) of a random function with the model's counts"
             ),
             choices=(*common, N_CHOICE),
             history=(
@@ -381,7 +389,7 @@ def random_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             ),
             units=units,
             control=Control(
-                "same-balance shuffle: P(K_0 ≥ bound) (in the measured text)", value="see measured"
+                "same-balance shuffle: P(K_0 ≥ bound) of a random function with the model's counts"
             ),
             choices=(
                 MODELS,
