@@ -75,15 +75,12 @@ def _length_obs(results: StudyResults, choices: Choices, value: str, scaled: boo
     zero = select(rows(results, LENGTHS), p, models="all", eps=0.0, init=choices.get("init", "all"))
     control = _unit_slopes(zero, value, scaled)
     what = f"log(N·{value})" if scaled else f"log {value}"
-    notes = (
-        f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models; eps = 0 on the "
-        f"same weights (no Lipschitz guarantee): mean per-model slope of {what} {control.fmt()}"
-    )
     return Evidence(
         obs,
-        notes=notes,
+        notes=f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models",
         details={"eps0_slope": control.value},
-        control=f"eps = 0 on the same weights: mean per-model slope {control.fmt()}",
+        control=f"eps = 0 on the same weights (no Lipschitz guarantee): mean per-model slope of {what} "
+        f"{control.fmt()}",
     )
 
 
@@ -174,7 +171,7 @@ def _trained_evidence(
         notes = (
             f"N = {'all' if n is None else n}, learned = agreement ≥ {at:g} on all 2^N strings; "
             f"steps used {sorted(r.steps for r in mine)}; {stuck} of {len(mine)} runs never left the "
-            f"constant predictor (best test loss ≥ 0.9); same N, same pipeline: {', '.join(others)}; "
+            f"constant predictor (best test loss ≥ 0.9); "
             f"{TRAINED_FUNCTIONS[function]} learned by N: {_steps_to_learn(runs, function, at)}"
         )
         return Evidence(obs, notes=notes, control=control)

@@ -152,13 +152,9 @@ def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
         return _missing("models")
     obs = [Obs(r.unit, float(r.k0 == 0), None, MODEL) for r in picked]
     ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked], (0.0, 1.0))
-    notes = (
-        f"{_describe(picked, results, choices)}; same-balance random functions would have K_0 = 0 "
-        f"with mean probability {ctrl.fmt()}"
-    )
     return Evidence(
         obs,
-        notes=notes,
+        notes=_describe(picked, results, choices),
         details={"same_balance_k0_zero": ctrl.value},
         control=f"same-balance random functions: mean P(K_0 = 0) {ctrl.fmt()}",
     )
@@ -209,7 +205,7 @@ def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
     ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
     notes = (
         f"{summary}; judged: {len(picked)} models in {len({(r.depth, r.width, r.n) for r in picked})} "
-        f"cells; same-balance random functions meet the bound with mean probability {ctrl.fmt()}"
+        "cells"
     )
     return Evidence(
         obs,
