@@ -61,6 +61,15 @@ def two_head(d: int, m: int, kind: str, seed: int, device: torch.device) -> TwoH
     return TwoHead(cfg, device=device)
 
 
+def _draw(
+    d: int, m: int, kind: str, seed: int, device: torch.device
+) -> tuple[TwoHead, int, torch.Tensor]:
+    """`two_head` at m (0: `default_m(d)`), that m, and its (θ, θ̃) stacked as the scans take them."""
+    m = m or default_m(d)
+    model = two_head(d, m, kind, seed, device)
+    return model, m, torch.stack([model.theta, model.theta_tilde]).detach()
+
+
 def step_sizes(grid: StepGrid, unit: GridUnit, d: int) -> torch.Tensor:
     """η for each grid point: 10^g, or 10^g·d²·ln d when the grid is in units of c."""
     scale = theory_scale(d) if unit == "c" else 1.0
@@ -86,10 +95,8 @@ class OneStepConfig:
 
 def one_step(config: OneStepConfig, device: torch.device | str = "cpu") -> dict[str, Any]:
     dev = resolve_device(device)
-    m = config.m or default_m(config.d)
-    model = two_head(config.d, m, config.attention, config.seed, dev)
+    model, m, params = _draw(config.d, config.m, config.attention, config.seed, dev)
     p, q = model.support
-    params = torch.stack([model.theta, model.theta_tilde]).detach()
     scan = one_step_scan(model.V, params, config.attention, p, q,
                          step_sizes(config.grid, config.grid_unit, config.d).to(dev))  # fmt: skip
     with torch.no_grad():
@@ -173,10 +180,8 @@ class ManyStepsConfig:
 
 def many_steps(config: ManyStepsConfig, device: torch.device | str = "cpu") -> dict[str, Any]:
     dev = resolve_device(device)
-    m = config.m or default_m(config.d)
-    model = two_head(config.d, m, config.attention, config.seed, dev)
+    model, m, params = _draw(config.d, config.m, config.attention, config.seed, dev)
     p, q = model.support
-    params = torch.stack([model.theta, model.theta_tilde]).detach()
     run = population_descent(model.V, params, config.attention, p, q,
                              step_sizes(config.grid, "eta", config.d).to(dev), config.steps,
                              config.criterion)  # fmt: skip
@@ -216,10 +221,8 @@ class SamplesConfig:
 def samples(config: SamplesConfig, device: torch.device | str = "cpu") -> dict[str, Any]:
     """The population step of the draw (the precondition), then the finite-sample ladder."""
     dev = resolve_device(device)
-    m = config.m or default_m(config.d)
-    model = two_head(config.d, m, "softmax", config.seed, dev)
+    model, m, params = _draw(config.d, config.m, "softmax", config.seed, dev)
     p, q = model.support
-    params = torch.stack([model.theta, model.theta_tilde]).detach()
     etas = step_sizes(config.grid, "c", config.d).to(dev)
     population = one_step_scan(model.V, params, "softmax", p, q, etas)
     gen = torch.Generator().manual_seed(30_000 + config.seed)

@@ -5,17 +5,8 @@
     # or, in a sweep: Sweep(..., job="train", base=to_dict(config), ...)
 
 Returned metrics (JSON): status ("converged" | "finished" | "diverged"), converged (bool), steps, converged_step,
-seconds, train_loss, test_loss, test_acc, trainable_params, and per measure in `measure`
-(`learnability.measure.registry`):
-- "accuracy": test_loss / test_acc (always present anyway),
-- "profile": the model's thresholded function on all 2^n inputs (sampled above 2^20): model_as, model_K0,
-  model_max_sensitivity, model_undecided, model_counts, and function_agreement with the target (exact only),
-- "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate,
-- "param_norm": param_norm (positional parameters excluded), "lipschitz": log10_lipschitz, log_lipschitz,
-- "sharpness": sphere radius `sharpness_rho`, E(T_{θ+Δ} − T_θ)² → sharpness, sharpness_ci_low, sharpness_ci_high,
-- "sharpness_gauss": N(0, `sharpness_eps`²) per coordinate, mean loss increase → sharpness_gauss(_ci_low/_ci_high),
-- "length_generalisation": length_acc {bucket: accuracy},
-- "pca": pca_vs_neurons per hidden state (fractions for k in `pca_ks`).
+seconds, train_loss, test_loss, test_acc, trainable_params, and the metrics of each measure named in
+`measure` (listed in `learnability.measure.registry`).
 Torch uses `threads` threads during the run (default 1, as sweeps): a sum's rounding depends on how it
 is split, so the thread count is part of the run id when it is not 1.
 Measures named in `track` are also taken at every evaluation (they appear in the metrics log and, as

@@ -10,6 +10,7 @@ from typing import Any
 from learnability.claims import (
     AllOf,
     Alternative,
+    Band,
     Choice,
     Claim,
     Contrast,
@@ -111,37 +112,27 @@ def _solves_evidence(
     return evidence
 
 
+def _solve_rule(
+    accuracy: Band, over_chance: Band, labels: dict[str, str], version: int = 1
+) -> AllOf:
+    """Random models' accuracy in `accuracy`, and above the chance line by `over_chance`."""
+    return AllOf(
+        (
+            Mean("random", accuracy, what="accuracy", labels=labels, bounds=(0.0, 1.0)),
+            Contrast(
+                "random", "chance", over_chance, what="accuracy", labels=labels, bounds=(0.0, 1.0)
+            ),
+        ),
+        version=version,
+    )
+
+
 def _solves(plan: Plan[RandomParams], task: str) -> Claim:
     p = plan.params
     t = p.tasks[task]
     labels = {"random": f"random width {t.wide}", "chance": "chance line"}
-    rule = AllOf(
-        (
-            Mean("random", above(0.8, 0.9), what="accuracy", labels=labels, bounds=(0.0, 1.0)),
-            Contrast(
-                "random",
-                "chance",
-                above(0.1, 0.2),
-                what="accuracy",
-                labels=labels,
-                bounds=(0.0, 1.0),
-            ),
-        ),
-        version=2,
-    )
-    strict = AllOf(
-        (
-            Mean("random", above(0.9, 0.95), what="accuracy", labels=labels, bounds=(0.0, 1.0)),
-            Contrast(
-                "random",
-                "chance",
-                above(0.2, 0.3),
-                what="accuracy",
-                labels=labels,
-                bounds=(0.0, 1.0),
-            ),
-        )
-    )
+    rule = _solve_rule(above(0.8, 0.9), above(0.1, 0.2), labels, version=2)
+    strict = _solve_rule(above(0.9, 0.95), above(0.2, 0.3), labels)
     choices: tuple[Choice, ...] = (METRIC,)
     if task == "decimal_add":
         choices += (

@@ -27,20 +27,9 @@ def accuracy(results: StudyResults, p: RandomParams) -> list[Figure | Table]:
         full, lstm = R.runs(results, f"full-{task}"), R.runs(results, f"lstm-{task}")
         chance = R.mean(R.chance(r, task, TEST) for r in acc)
         gate_problem, gate_text = R.gate(results, p, task, TEST)
-        for w in sorted({R.width(r) for r in acc}):
-            these = [r for r in acc if R.width(r) == w]
-            rows.append(
-                [
-                    LABELS[task],
-                    f"random {w}",
-                    R.fmt(R.accuracy(r, task, TEST) for r in these),
-                    R.fmt(R.accuracy(r, task, FRESH) for r in these),
-                    f"{chance:.3f}",
-                    gate_text,
-                    "ok" if gate_problem is None else "FAILS",
-                ]
-            )
-        for label, group in (("full", full), ("LSTM", lstm)):
+        gate = [gate_text, "ok" if gate_problem is None else "FAILS"]
+        for label, group, gate_cols in (("random", acc, gate), ("full", full, ["", ""]),
+                                        ("LSTM", lstm, ["", ""])):  # fmt: skip
             for w in sorted({R.width(r) for r in group}):
                 these = [r for r in group if R.width(r) == w]
                 rows.append(
@@ -50,8 +39,7 @@ def accuracy(results: StudyResults, p: RandomParams) -> list[Figure | Table]:
                         R.fmt(R.accuracy(r, task, TEST) for r in these),
                         R.fmt(R.accuracy(r, task, FRESH) for r in these),
                         f"{chance:.3f}",
-                        "",
-                        "",
+                        *gate_cols,
                     ]
                 )
         series = [

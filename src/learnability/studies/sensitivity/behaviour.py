@@ -25,10 +25,10 @@ from learnability.claims import (
     below,
 )  # fmt: skip
 from learnability.studies.base import Plan
+from learnability.studies.sensitivity.history import PRE, units_revision
 from learnability.studies.sensitivity.plan import SensitivityParams
 from learnability.studies.sensitivity.records import log10, num
 
-PRE = "2026-11-29"
 GEN_LABELS = {"learned": "the learned function", "completions": "random completions"}
 ALIGN = 0.01  # the paper aligns training curves at the first step with loss < 0.01 (0/1 scale)
 PLATEAU = 0.2  # the constant predictor's MSE is 0.25: loss ≥ 0.2 is still the plateau
@@ -237,13 +237,7 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 Choice("sharpness", "gaussian", ("sphere",)),
             ),
             history=(
-                Revision(
-                    _rise_rule(3),
-                    "2026-11-30",
-                    "first engine rule, revised after the first quick run: it counted every run as a unit, but "
-                    "the runs of a seed at its several weight decays share their initial weights, so they are one unit (pseudo-replication)",
-                    {"units": "run"},
-                ),
+                units_revision(_rise_rule(3), "the runs of a seed at its several weight decays"),
                 Revision(
                     AllOf((both,), version=1, date=PRE),
                     PRE,
@@ -280,12 +274,8 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 Choice("filter", "fit", ("all",), "runs that fit ≥ 95% of their training strings"),
             ),
             history=(
-                Revision(
-                    _gen_rule(2),
-                    "2026-11-30",
-                    "first engine rule, revised after the first quick run: it counted every run as a unit, but "
-                    "the runs of a random function at its several training sizes share their initial weights, so they are one unit (pseudo-replication)",
-                    {"units": "run"},
+                units_revision(
+                    _gen_rule(2), "the runs of a random function at its several training sizes"
                 ),
                 Revision(
                     Rate(
@@ -321,12 +311,8 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 ),
             ),
             history=(
-                Revision(
-                    _flat_rule(2),
-                    "2026-11-30",
-                    "first engine rule, revised after the first quick run: it counted every run as a unit, but "
-                    "the runs of a random function at its several training sizes share their initial weights, so they are one unit (pseudo-replication)",
-                    {"units": "run"},
+                units_revision(
+                    _flat_rule(2), "the runs of a random function at its several training sizes"
                 ),
                 Revision(
                     Rate(

@@ -25,10 +25,10 @@ from learnability.claims import (
 )
 from learnability.measure.length import REFERENCE
 from learnability.studies.base import Plan
+from learnability.studies.sensitivity.history import PRE, units_revision
 from learnability.studies.sensitivity.plan import SensitivityParams
 from learnability.studies.sensitivity.records import LABELS, num, task_of
 
-PRE = "2026-11-29"
 FIT = "fit the training lengths"  # PARITY runs with ≥ 0.95 on the training lengths
 
 
@@ -223,13 +223,7 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 Choice("n", "all", ("largest",)),
             ),
             history=(
-                Revision(
-                    _pad_rule(2),
-                    "2026-11-30",
-                    "first engine rule, revised after the first quick run: it counted every run as a unit, but "
-                    "the runs of a seed at its several n share their initial weights, so they are one unit (pseudo-replication)",
-                    {"units": "run"},
-                ),
+                units_revision(_pad_rule(2), "the runs of a seed at its several n"),
                 Revision(
                     AllOf(
                         (

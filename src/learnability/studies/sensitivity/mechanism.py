@@ -28,6 +28,7 @@ from learnability.claims import (
     above,
 )  # fmt: skip
 from learnability.studies.base import Plan
+from learnability.studies.sensitivity.history import PRE
 from learnability.studies.sensitivity.plan import SensitivityParams
 from learnability.studies.sensitivity.records import (
     LABELS,
@@ -39,7 +40,6 @@ from learnability.studies.sensitivity.records import (
     task_of,
 )  # fmt: skip
 
-PRE = "2026-11-29"  # the pre-engine study's rules (stop 9)
 CONTROLS = ("majority", "first")
 BUDGET = Choice("budget", "fixed", ("until_fit",),
                 "stopping at the first fit (MSE < 0.001) ends runs before weight decay trades norm "
@@ -53,6 +53,11 @@ POOLED = "units=runs (pooled OLS)"
 def _trend(y: str, band: Any, version: int = 2, **kw: Any) -> Trend:
     return Trend("parity", band, x="n", y=y, controls=CONTROLS, control_band=band, labels=LABELS,
                  version=version, **kw)  # fmt: skip
+
+
+def _pooled(y: str, band: Any) -> Alternative:
+    """The same trend with every run a unit and one OLS over all of them (the pre-engine analysis)."""
+    return Alternative(POOLED, rule=_trend(y, band, per_unit=False))
 
 
 def _pre_trend(y: str, controls: bool = True) -> Trend:
@@ -173,12 +178,7 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                     "the sphere variant (paper's L_ρ) at the same radius ε√P",
                 ),
             ),
-            alternatives=(
-                Alternative(
-                    POOLED,
-                    rule=_trend("log10 sharpness (±1 units)", above(0.0, 0.01), per_unit=False),
-                ),
-            ),
+            alternatives=(_pooled("log10 sharpness (±1 units)", above(0.0, 0.01)),),
             history=(Revision(_pre_trend("sharpness"), PRE, PRE_WHY, PRE_CHOICES),),
         ),
         Claim(
@@ -202,9 +202,7 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                     "the published code's E_x Π max 1/std, last layer at the read-out only",
                 ),
             ),
-            alternatives=(
-                Alternative(POOLED, rule=_trend("log10 Blowup", above(0.0, 0.01), per_unit=False)),
-            ),
+            alternatives=(_pooled("log10 Blowup", above(0.0, 0.01)),),
             history=(Revision(_pre_trend("Blowup"), PRE, PRE_WHY, PRE_CHOICES),),
         ),
         Claim(
@@ -228,11 +226,7 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                     "LayerNorm gains alone give ~11 of ~18 at initialisation",
                 ),
             ),
-            alternatives=(
-                Alternative(
-                    POOLED, rule=_trend("log10 ‖θ‖/‖θ₀‖", above(0.0, 0.004), per_unit=False)
-                ),
-            ),
+            alternatives=(_pooled("log10 ‖θ‖/‖θ₀‖", above(0.0, 0.004)),),
             history=(
                 Revision(
                     _pre_trend("‖θ‖", controls=False),
@@ -264,7 +258,7 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 *runs_choice,
             ),
             alternatives=(
-                Alternative(POOLED, rule=_trend(size, above(0.0, 0.01), per_unit=False)),
+                _pooled(size, above(0.0, 0.01)),
                 Alternative(
                     "frontier=lower half per cell (runs nearest the origin; pooled OLS)",
                     {"frontier": "lower half per cell"},

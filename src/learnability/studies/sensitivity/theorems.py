@@ -26,11 +26,11 @@ from learnability.claims import (
 )
 from learnability.measure.bounds import bound_radius
 from learnability.studies.base import Plan
+from learnability.studies.sensitivity.history import PRE
 from learnability.studies.sensitivity.mechanism import (
     BUDGET,
     CONTROLS,
     FILTER,
-    PRE,
     _growth,
     _trend,
 )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from learnability import stats
 from learnability.claims import (
+    Band,
     Choice,
     Choices,
     Claim,
@@ -179,6 +180,17 @@ def _trained_evidence(
     return evidence
 
 
+def _learned(function: str, band: Band, runs: bool = False, version: int = 1) -> Rate:
+    """The fraction of seeds (or of all runs) that learn `function`, judged by `band`."""
+    return Rate(
+        function,
+        band,
+        what=f"fraction of {'runs' if runs else 'seeds'} that learn it",
+        version=version,
+        labels={function: TRAINED_FUNCTIONS[function]},
+    )
+
+
 START = Choice(
     "start_check",
     "budget vs smaller N",
@@ -256,13 +268,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             paper_statement="After training, models do not reach PARITY's sensitivity profile: PARITY "
             "is not learned.",
             evidence=_trained_evidence("parity", "largest", 0.99),
-            rule=Rate(
-                "parity",
-                below(0.45, 0.55),
-                what="fraction of seeds that learn it",
-                version=3,
-                labels={"parity": "PARITY"},
-            ),
+            rule=_learned("parity", below(0.45, 0.55), version=3),
             units=seeds,
             control=runs_control,
             choices=(
@@ -272,13 +278,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             ),
             history=(
                 Revision(
-                    Rate(
-                        "parity",
-                        below(0.45, 0.55),
-                        what="fraction of seeds that learn it",
-                        version=2,
-                        labels={"parity": "PARITY"},
-                    ),
+                    _learned("parity", below(0.45, 0.55), version=2),
                     "2026-11-30",
                     "the v2 evidence treated runs that never left the constant predictor as failures "
                     "to learn; at the quick scale every unlearned PARITY run at N = 14 did, while N = 10 "
@@ -287,12 +287,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
                     {"start_check": "plateau only"},
                 ),
                 Revision(
-                    Rate(
-                        "parity",
-                        below(0.5, 0.99),
-                        what="fraction of seeds that learn it",
-                        labels={"parity": "PARITY"},
-                    ),
+                    _learned("parity", below(0.5, 0.99)),
                     PRE_ENGINE,
                     f"{PRE_ENGINE_WHY}: at most half the seeds learn it",
                     {"start_check": "plateau only"},
@@ -306,13 +301,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             paper_statement="m-sparse parity has no zero-sensitivity strings, so it is unlearnable for "
             "large N (the K_0 = 0 control for PARITY's failure).",
             evidence=_trained_evidence(SPARSE, "largest", 0.99),
-            rule=Rate(
-                SPARSE,
-                below(0.45, 0.55),
-                what="fraction of seeds that learn it",
-                version=2,
-                labels={SPARSE: "3-sparse parity"},
-            ),
+            rule=_learned(SPARSE, below(0.45, 0.55), version=2),
             units=seeds,
             control=runs_control,
             choices=(
@@ -322,12 +311,7 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             ),
             history=(
                 Revision(
-                    Rate(
-                        SPARSE,
-                        below(0.45, 0.55),
-                        what="fraction of seeds that learn it",
-                        labels={SPARSE: "3-sparse parity"},
-                    ),
+                    _learned(SPARSE, below(0.45, 0.55)),
                     "2026-11-30",
                     "the start check of parity-fails v3 applies to every 'fails' claim",
                     {"start_check": "plateau only"},
@@ -341,24 +325,13 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             paper_statement="FIRST (dictator) is learned at moderate N, though it has no "
             "zero-sensitivity strings.",
             evidence=_trained_evidence("first", "middle", 0.99),
-            rule=Rate(
-                "first",
-                above(0.45, 0.55),
-                what="fraction of seeds that learn it",
-                version=2,
-                labels={"first": "FIRST"},
-            ),
+            rule=_learned("first", above(0.45, 0.55), version=2),
             units=seeds,
             control=runs_control,
             choices=(learned, Choice("n", "middle", ("largest",), "the largest N of the grid")),
             history=(
                 Revision(
-                    Rate(
-                        "first",
-                        above(0.0, 0.5),
-                        what="fraction of seeds that learn it",
-                        labels={"first": "FIRST"},
-                    ),
+                    _learned("first", above(0.0, 0.5)),
                     PRE_ENGINE,
                     f"{PRE_ENGINE_WHY}: at least half the seeds learn it",
                 ),
@@ -372,24 +345,13 @@ def other_claims(plan: Plan[VolumeParams]) -> list[Claim]:
             paper_statement="MAJORITY, with exponentially many zero-sensitivity strings, is learned "
             "reliably.",
             evidence=_trained_evidence("majority", "all", 0.95),
-            rule=Rate(
-                "majority",
-                above(0.5, 0.75),
-                what="fraction of runs that learn it",
-                version=2,
-                labels={"majority": "MAJORITY"},
-            ),
+            rule=_learned("majority", above(0.5, 0.75), runs=True, version=2),
             units=Units("training run (seed, N)", min_per_cell=3),
             control=runs_control,
             choices=(Choice("learned_at", 0.95, (0.99,), "what agreement counts as learned"),),
             history=(
                 Revision(
-                    Rate(
-                        "majority",
-                        above(0.5, 0.8),
-                        what="fraction of runs that learn it",
-                        labels={"majority": "MAJORITY"},
-                    ),
+                    _learned("majority", above(0.5, 0.8), runs=True),
                     PRE_ENGINE,
                     f"{PRE_ENGINE_WHY}: at least 80% of runs reach 0.95",
                 ),
