@@ -44,7 +44,9 @@ def test_a_lone_no_op_alternative_gives_no_op_and_robust_null():
 
 def test_the_same_evidence_under_another_rule_is_a_change():
     alt = Alternative("stricter", rule=Mean("a", above(0.3, 0.7)))
-    result = evaluate(_claim(lambda r, c: Evidence(_obs(GOOD)), alternatives=(alt,)), None, "d", "q")
+    result = evaluate(
+        _claim(lambda r, c: Evidence(_obs(GOOD)), alternatives=(alt,)), None, "d", "q"
+    )
     assert [r["effect"] for r in result.robustness] == ["no-op", "changed"]
     assert result.robust is True and result.robustness_summary["agree"] == 1
 
@@ -75,7 +77,10 @@ def test_an_out_of_regime_negative_is_inconclusive_scale():
     regime = Regime("width 1024", "width 512", inside=False, needs="width 1024 (the paper's)")
     result = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=regime), None, "d", "quick")
     assert result.verdict == "inconclusive" and result.qualifier == "scale"
-    assert "width 512" in result.measured and "width 1024 (the paper's) would test it" in result.measured
+    assert (
+        "width 512" in result.measured
+        and "width 1024 (the paper's) would test it" in result.measured
+    )
     assert result.regime == {
         "claimed": "width 1024", "checked": "width 512", "inside": False,
         "needs": "width 1024 (the paper's)",
@@ -90,7 +95,10 @@ def test_an_out_of_regime_negative_is_inconclusive_scale():
 def test_not_run_is_its_own_verdict_and_short_circuits_carry_a_qualifier():
     assert "not run" in VERDICTS
     not_run = evaluate(
-        _claim(lambda r, c: Evidence(not_run="the quick plan has no width-1024 cell")), None, "d", "q"
+        _claim(lambda r, c: Evidence(not_run="the quick plan has no width-1024 cell")),
+        None,
+        "d",
+        "q",
     )
     assert not_run.verdict == "not run" and not_run.robust is None and not_run.qualifier is None
     assert not_run.power is not None and not_run.power["current"] is None

@@ -32,6 +32,7 @@ from typing import Any
 
 from learnability import stats
 from learnability.claims import power as power_mod
+from learnability.claims import sequential as sequential_mod
 from learnability.claims.evidence import Evidence, Frame
 from learnability.claims.rules import Decision, Rule, Verdict
 from learnability.report.panels import Panel
@@ -342,12 +343,12 @@ def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
 
 
 def _apply_regime(
-    claim: Claim, head: Judgement, measured: str, pw: power_mod.Power
+    claim: Claim, verdict: Verdict, qualifier: str | None, measured: str, pw: power_mod.Power
 ) -> tuple[Verdict, str | None, str]:
     """A negative verdict outside the claimed regime is `inconclusive — scale`."""
     regime = claim.regime
-    if regime is None or regime.inside or head.verdict != "not reproduced":
-        return head.verdict, head.qualifier, measured
+    if regime is None or regime.inside or verdict != "not reproduced":
+        return verdict, qualifier, measured
     needs = regime.needs or "the paper's regime"
     text = (
         f"inconclusive — scale: the evidence goes against the claim, but it was checked at "
@@ -369,7 +370,7 @@ def evaluate(
 ) -> ClaimResult:
     """Judge `claim` on `results` (whatever its evidence function reads) with robustness and history.
 
-    `sequential` (from `claims.sequential`) re-judges the claim under the adaptive design of
+    `sequential` (a `claims.sequential.Looks`) re-judges the claim under the adaptive design of
     `reproduce --budget`: the verdict becomes the sequential one, the fixed-sample one beside it."""
     defaults = claim.defaults()
     head = judge(claim.rule, claim.evidence(results, defaults), claim.units)
@@ -424,12 +425,12 @@ def evaluate(
     if claim.figure is None and head.frame is not None:
         panel = claim.rule.panel(head.frame, claim.title)
     pw = power_of(claim, head, results)
-    verdict, qualifier, measured = _apply_regime(claim, head, measured, pw)
-    adaptive = None
+    verdict, qualifier, adaptive = head.verdict, head.qualifier, None
     if sequential is not None:
-        verdict, qualifier, measured, adaptive = sequential.apply(
-            claim, results, verdict, qualifier, measured
+        verdict, qualifier, measured, adaptive = sequential_mod.apply(
+            sequential, claim, verdict, qualifier, measured
         )
+    verdict, qualifier, measured = _apply_regime(claim, verdict, qualifier, measured, pw)
     robust, summary = robustness_of(verdict, robustness)
     if qualifier == "scale":
         robust = None  # the alternatives judged the same out-of-regime evidence: nothing to show
