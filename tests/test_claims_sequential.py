@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from learnability import stats
@@ -16,8 +15,8 @@ from learnability.claims import (
     above,
     evaluate,
     no_control,
+    sequential,
 )
-from learnability.claims import sequential
 
 EXPERIMENTS = 2000
 N0, LOOKS = 3, 4  # looks at 3, 6, 12, 24 units
@@ -68,7 +67,7 @@ def _claim():
 
 def test_a_sequential_verdict_is_labelled_with_the_fixed_sample_one_beside_it():
     plan = [0.5, 0.1, 0.45]  # 95% decides nothing at 3 units
-    more = plan + [0.4, 0.35, 0.5]
+    more = [*plan, 0.4, 0.35, 0.5]
     looks = [sequential.Look(0, plan, 0), sequential.Look(1, more, 3)]
     result = evaluate(_claim(), more, "d", "quick", sequential=_Design(looks))
     assert result.verdict == "reproduced" and result.adaptive is not None
