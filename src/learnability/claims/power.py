@@ -55,7 +55,11 @@ SIMULATIONS = 4000  # draws per simulated power value
 SEED = 20261201
 
 
-class Undecidable(Exception):
+class NoPower(Exception):
+    """No power curve: the claim cannot be decided by units, or there is nothing to plan from."""
+
+
+class Undecidable(NoPower):
     """No number of units decides the claim (the reason is the message)."""
 
 
@@ -173,7 +177,7 @@ def _spread(values: np.ndarray, prior_sd: float | None) -> float:
     return float(prior_sd)
 
 
-class _NoSpread(Exception):
+class _NoSpread(NoPower):
     pass
 
 
@@ -188,7 +192,7 @@ def _one_sample(band: Band, values: np.ndarray, min_n: int, prior_sd: float | No
     )  # fmt: skip
 
 
-class _NoData(Exception):
+class _NoData(NoPower):
     pass
 
 
@@ -596,4 +600,14 @@ def _minutes(m: float) -> str:
     return f"{m:.2g}" if m < 10 else f"{m:.0f}"
 
 
-__all__ = ["TARGET", "Curve", "Power", "Undecidable", "analyse", "curve", "t_power", "units_needed"]
+__all__ = [
+    "TARGET",
+    "Curve",
+    "NoPower",
+    "Power",
+    "Undecidable",
+    "analyse",
+    "curve",
+    "t_power",
+    "units_needed",
+]
