@@ -336,10 +336,16 @@ def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
     if head.frame is None:
         why_not = f"the rule did not run ({head.short_circuit})"
     cost, note = seconds_per_unit(results, claim.replicate)
-    return power_mod.analyse(
-        claim.rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
-        prior_sd=claim.prior_sd, seconds_per_unit=cost, cost_note=note, why_not=why_not,
-    )  # fmt: skip
+    try:
+        return power_mod.analyse(
+            claim.rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
+            prior_sd=claim.prior_sd, seconds_per_unit=cost, cost_note=note, why_not=why_not,
+        )  # fmt: skip
+    except (ArithmeticError, ValueError, IndexError) as exc:  # a power model that cannot be
+        # fitted to odd data (a degenerate design) must not take the claim's verdict down with it
+        return power_mod.Power(
+            None, 0, None, None, f"no power estimate: {type(exc).__name__}: {exc}"
+        )
 
 
 def _apply_regime(

@@ -363,6 +363,7 @@ _VERDICT_STYLE = {
     "not reproduced": "red",
     "inconclusive": "yellow",
     "vacuous": "magenta",
+    "not run": "dim",
 }
 
 
@@ -372,7 +373,8 @@ def _print_claims(console: Console, report: Any) -> None:
     table = Table(show_header=False, box=None, padding=(0, 1))
     for c in report.claims:
         style = _VERDICT_STYLE.get(c.verdict, "")
-        table.add_row(f"[{style}]{c.verdict}[/]", "robust" if c.robust else "fragile", c.title)
+        robust = {True: "robust", False: "fragile", None: "untested"}[c.robust]
+        table.add_row(f"[{style}]{c.verdict}[/]", robust, c.title)
     console.print(table)
     console.print(
         f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s"
