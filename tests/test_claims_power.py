@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from learnability import stats
 from learnability.claims import (
@@ -191,3 +194,31 @@ def test_prior_sd_stands_in_for_the_spread_of_a_single_unit():
     assert "spread between units is unknown" in evaluate(claim, one, "d", "q").power["text"]
     priced = evaluate(_claim(units=Units("seed", 1), prior_sd=0.2), one, "d", "q").power
     assert priced["current"] is not None and priced["units_needed"] > 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(-2, 2, allow_nan=False), min_size=2, max_size=8),
+    st.floats(-1, 1),
+    st.floats(0.05, 1),
+)
+def test_t_power_grows_with_units_and_units_needed_is_minimal(values, lo, width):
+    frame = Frame(_group(values))
+    try:
+        c = power.curve(Mean("a", above(lo, lo + width)), frame)
+    except power.NoPower:
+        return  # the estimate lies in the indifference zone (or no spread): nothing to grow
+    ps = [c(n) for n in (2, 3, 5, 8, 13, 21)]
+    assert all(b >= a - 1e-9 for a, b in itertools.pairwise(ps))
+    need = power.units_needed(c)
+    if need is not None:
+        assert c(need) >= 0.8 and (need <= 2 or c(need - 1) < 0.8)
+
+
+def test_stricter_levels_nest_the_intervals():
+    data = [0.3, 0.05, 0.5, 0.1]
+    wide, narrow = stats.mean_ci(data), None
+    with stats.confidence(0.99):
+        narrow = stats.mean_ci(data)
+        assert stats.level() == 0.99
+    assert narrow.lo < wide.lo and narrow.hi > wide.hi and stats.level() == 0.95
