@@ -449,9 +449,17 @@ def replicate(
         by_study: dict[str, dict[str, list[int]]] = {}
         for (study_name, sweep), seeds in new.items():
             by_study.setdefault(study_name, {})[sweep] = seeds
-        run([x for s in governed for x in extra_sweeps(s, plans[s.name], by_study.get(s.name, {}))])
+        summary = run(
+            [x for s in governed for x in extra_sweeps(s, plans[s.name], by_study.get(s.name, {}))]
+        )
         totals["rounds"] += 1
         totals["units_added"] += units
+        ran = sum(getattr(summary, k, 0) for k in ("ok", "failed", "diverged"))
+        if ran and not getattr(summary, "ok", 0):  # every new run failed: more would fail too
+            say(
+                f"adaptive: round {round_no} finished no run ok; stopping (see learnability results)"
+            )
+            break
     return totals
 
 
