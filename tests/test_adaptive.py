@@ -82,3 +82,23 @@ def test_units_are_added_until_decided_and_a_resumed_run_redoes_nothing(tmp_path
     assert after.verdict == "reproduced" and after.adaptive is not None
     assert after.adaptive["units_added"] >= 3 and after.adaptive["rounds"] >= 1
     assert totals["open"] == 0 and "sequential look" in after.measured
+
+
+def test_choose_takes_the_most_decisions_per_minute_within_the_budget():
+    from types import SimpleNamespace
+
+    def option(slug, j, power, seconds, seeds=3):
+        return adaptive.Option(SimpleNamespace(name="s"), SimpleNamespace(slug=slug), j,
+                               {f"s/{slug}": seeds}, seconds, power)  # fmt: skip
+
+    cheap, dear, hopeless = (
+        option("a", 1, 0.5, 60),
+        option("b", 1, 0.9, 600),
+        option("c", 1, 0.01, 6),
+    )
+    later = option("a", 2, 0.6, 180, seeds=9)
+    picked = adaptive.choose([dear, later, hopeless, cheap], seconds_left=300, parallel=1)
+    assert picked == [cheap]  # 0.5/min beats 0.2 and 0.09/min; b does not fit; c cannot decide
+    both = adaptive.choose([dear, cheap], seconds_left=700, parallel=1)
+    assert [o.claim.slug for o in both] == ["a", "b"]
+    assert adaptive.choose([dear], seconds_left=350, parallel=2) == [dear]  # 600 s on 2 workers
