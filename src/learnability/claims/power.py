@@ -539,9 +539,14 @@ def units_needed(c: Curve, target: float = TARGET) -> int | None:
 
 
 def _plural(kind: str, n: int) -> str:
-    if n == 1 or kind.endswith("s"):
+    """'seed' → 'seeds', 'training run (seed)' → 'training runs (seed)', '(task, seed)' → '(task,
+    seed) units'."""
+    if kind.startswith("("):
+        return f"{kind} unit{'s' if n != 1 else ''}"
+    head, paren, tail = kind.partition(" (")
+    if n == 1 or head.endswith("s"):
         return kind
-    return kind + "s"
+    return f"{head}s{paren}{tail}"
 
 
 def analyse(
