@@ -6,6 +6,8 @@
   embedding and unembedding / readout — the "random transformer" of Zhong & Andreas); or a list of glob
   patterns over parameter names (`fnmatch`, e.g. ["layers.*.attn.*", "readout.*"]) naming the parameters
   that train. Every pattern must match something and something must be left to train, else `UserError`.
+  A model's `fixed_parameters` (the two-head model's positional embeddings V) never train under any spec:
+  "full" trains everything else, and a spec that would leave only fixed ones is a `UserError`.
   Frozen parameters are left out of the optimiser, so they stay bit-identical (no weight decay touches them).
 - Losses: "mse" (scalar output (B,) vs targets (B,), or per-position (B,T) averaged over the `mask`), "ce" (logits (B,T,V) vs targets (B,T) on the positions
   in `mask`), "kl" (KL(target ‖ model) of the last position's distribution; logits (B,V) or (B,T,V)).
@@ -39,10 +41,11 @@ from torch import nn
 from learnability.checkpoints import load_trainer_checkpoint, save_trainer_checkpoint
 from learnability.device import resolve_device
 from learnability.errors import UserError, check_choice, check_int, check_number
-from learnability.models import build_model
+from learnability.models import build_model, fixed_parameter_names
 from learnability.tasks.base import Batch, Task
 
 EMBEDDING_PATTERNS = ["token_embedding.*", "position_embedding.*", "unembedding.*", "readout.*"]
+PRESETS = ("full", "embeddings")  # the named freeze specs (besides a list of globs)
 
 
 @dataclass
@@ -93,7 +96,7 @@ class TrainConfig:
         if self.grad_clip is not None:
             check_number("train.grad_clip", self.grad_clip, 0, low_open=True)
         if isinstance(self.freeze, str):
-            check_choice("freeze spec", self.freeze, ["full", "embeddings"])
+            check_choice("freeze spec", self.freeze, PRESETS)
         elif not isinstance(self.freeze, list) or not self.freeze:
             raise UserError(
                 f"train.freeze={self.freeze!r} is not allowed; give 'full', 'embeddings' or a "
@@ -147,14 +150,22 @@ def seeded_model(config: Any, seed: int, device: torch.device | str = "cpu") -> 
 
 # -- freeze specs ------------------------------------------------------------------------------------------
 def trainable_names(model: nn.Module, freeze: str | list[str]) -> list[str]:
-    """Names of the parameters that train under `freeze`; UserError for a spec that is wrong for this model."""
-    return select_trainable([n for n, _ in model.named_parameters()], freeze)
+    """Names of the parameters that train under `freeze`; UserError for a spec that is wrong for this model.
+
+    A model's `fixed_parameters` (part of its definition, e.g. the two-head model's positional
+    embeddings) never train, whatever the spec."""
+    fixed = fixed_parameter_names(model)
+    return select_trainable([n for n, _ in model.named_parameters()], freeze, fixed)
 
 
-def select_trainable(names: list[str], freeze: str | list[str]) -> list[str]:
-    """The parameter `names` that train under `freeze` (see `trainable_names`)."""
+def select_trainable(
+    names: list[str], freeze: str | list[str], fixed: set[str] | frozenset[str] = frozenset()
+) -> list[str]:
+    """The parameter `names` that train under `freeze`, never one in `fixed` (see `trainable_names`)."""
+    every = names
+    names = [n for n in names if n not in fixed]
     if isinstance(freeze, str):
-        check_choice("freeze spec", freeze, ["full", "embeddings"])
+        check_choice("freeze spec", freeze, PRESETS)
         if freeze == "full":
             chosen = names
         else:
@@ -168,13 +179,20 @@ def select_trainable(names: list[str], freeze: str | list[str]) -> list[str]:
             )
         for pattern in freeze:
             if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                held = [n for n in every if n in fixed and fnmatch.fnmatchcase(n, pattern)]
+                if held:
+                    raise UserError(
+                        f"freeze pattern {pattern!r} matches only {', '.join(held)}, which the model "
+                        "keeps fixed (part of its definition); no freeze spec trains it"
+                    )
                 tops = sorted({n.split(".")[0] + ".*" for n in names})
                 raise UserError(
                     f"freeze pattern {pattern!r} matches no parameter; parameter groups: {', '.join(tops)}"
                 )
         chosen = [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in freeze)]
     if not chosen:
-        raise UserError(f"freeze spec {freeze!r} leaves nothing to train in this model")
+        why = f" (fixed, never trained: {', '.join(sorted(fixed))})" if fixed else ""
+        raise UserError(f"freeze spec {freeze!r} leaves nothing to train in this model{why}")
     return chosen
 
 
@@ -498,6 +516,7 @@ class _Progress:
 
 __all__ = [
     "EMBEDDING_PATTERNS",
+    "PRESETS",
     "TrainConfig",
     "TrainResult",
     "Trainer",

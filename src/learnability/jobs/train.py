@@ -35,7 +35,8 @@ from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_int, check_number
 from learnability.jsonsafe import json_safe
 from learnability.measure.registry import check_measures, run_measures
-from learnability.models import BooleanTransformerConfig, ModelConfig
+from learnability.models import BooleanTransformerConfig, ModelConfig, fixed_parameter_names
+from learnability.models.two_head import validate_config as validate_two_head
 from learnability.sweep.jobs import RunContext, register_job
 from learnability.tasks import Task, build_task, task_config_union
 from learnability.tasks.boolean import BooleanTask, BooleanTaskConfig
@@ -99,7 +100,7 @@ class TrainJobConfig:
 def _check_freeze(model: Any, freeze: str | list[str]) -> None:
     # the model's parameter names come from a model built on the meta device (no weights allocated)
     try:
-        select_trainable(checkpoints.parameter_names(model), freeze)
+        select_trainable(checkpoints.parameter_names(model), freeze, fixed_parameter_names(model))
     except UserError as exc:
         raise UserError(f"train.freeze: {exc}") from None
 
@@ -128,6 +129,13 @@ def _check_task_fits_model(task: Any, model: Any) -> None:
             f"task strings of length {longest} are longer than model.max_len={model.max_len}; "
             f"set model.max_len ≥ {longest}"
         )
+    if arch == "two_head":
+        validate_two_head(model)
+        if longest != task.n or model.d != task.n:
+            raise UserError(
+                f"model.d={model.d} must equal task.n={task.n} (the two-head model reads exactly d "
+                "bits), with no task.min_len / task.max_len"
+            )
     vocab = getattr(model, "vocab_size", None)
     if vocab is not None and vocab < 2:
         raise UserError(f"model.vocab_size={vocab} is too small for bit strings; it must be ≥ 2")

@@ -116,13 +116,14 @@ def check_support(support: Sequence[int], d: int) -> tuple[int, int]:
 
 def draw_support(d: int, seed: int) -> tuple[int, int]:
     g = torch.Generator().manual_seed(int(seed))
-    p, q = torch.randperm(d, generator=g)[:2].tolist()
+    p, q = torch.randperm(d, generator=g, device="cpu")[:2].tolist()
     return int(p), int(q)
 
 
 def sphere(n: int, m: int, generator: torch.Generator, dtype=torch.float64) -> Tensor:
     """(n, m) rows uniform on S^{m−1} (normalised Gaussians), drawn on CPU for device-independent seeds."""
-    z = torch.randn(n, m, generator=generator, dtype=dtype)
+    # device="cpu" even under a `torch.device("meta")` context (checkpoints list names on meta)
+    z = torch.randn(n, m, generator=generator, dtype=dtype, device="cpu")
     return z / z.norm(dim=1, keepdim=True).clamp_min(1e-300)
 
 
@@ -197,6 +198,9 @@ def sample_grad_weights(
 
 class TwoHead(nn.Module):
     """f(x) = −(σ(Vθ)·x)(σ(Vθ̃)·x). Buffers: `position_embedding.weight` V (d, m); parameters θ, θ̃ (m,)."""
+
+    # V is part of the model's definition, not a weight: no freeze spec of the trainer trains it
+    fixed_parameters: tuple[str, ...] = ("position_embedding.weight",)
 
     def __init__(self, config: TwoHeadConfig, device: str | torch.device | None = "cpu",
                  dtype: torch.dtype = torch.float64) -> None:  # fmt: skip
