@@ -31,7 +31,9 @@ def fingerprints() -> dict[str, list]:
             sweeps = study.sweeps(study.plan(scale))
             out[f"{name}:{scale}"] = fingerprint([s.run_id for w in sweeps for s in w.expand()])
     for path in sorted((ROOT / "configs" / "sweeps").glob("*.yaml")):
-        out[f"configs/sweeps/{path.name}"] = fingerprint([s.run_id for s in load_sweep(path).expand()])
+        out[f"configs/sweeps/{path.name}"] = fingerprint(
+            [s.run_id for s in load_sweep(path).expand()]
+        )
     return out
 
 

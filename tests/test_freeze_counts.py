@@ -12,7 +12,7 @@ import torch
 
 from learnability.config import from_dict
 from learnability.errors import UserError
-from learnability.jobs.train import TrainJobConfig, run_train
+from learnability.jobs.train import TrainJobConfig, load_model, run_train
 from learnability.models import (
     MODELS,
     BooleanTransformerConfig,
@@ -34,16 +34,21 @@ def _block(d: int, ff: int, norms: int) -> int:
 def _cases():
     # (id, config, {preset: closed-form trainable count, or None where the preset leaves nothing})
     bt = BooleanTransformerConfig(n_layers=L, d_model=D, d_ff=FF, n_heads=2, max_len=T)
-    emb_bt = 2 * (D // 2) + T * (D // 2) + (D + 1)  # token, position (concat: half width each), readout
+    # token, position (concat: half the width each), readout
+    emb_bt = 2 * (D // 2) + T * (D // 2) + (D + 1)
     yield "boolean_transformer", bt, {"full": emb_bt + L * _block(D, FF, 2), "embeddings": emb_bt}
     add = BooleanTransformerConfig(
         n_layers=1, d_model=D, d_ff=FF, n_heads=2, embedding="add", ln="pre", positions="sinusoidal"
     )
     emb_add = 2 * D + (D + 1)  # sinusoidal positions have no parameters
-    yield "boolean_transformer_pre_add", add, {
-        "full": emb_add + _block(D, FF, 2) + 2 * D,  # pre-LN adds a final LayerNorm
-        "embeddings": emb_add,
-    }
+    yield (
+        "boolean_transformer_pre_add",
+        add,
+        {
+            "full": emb_add + _block(D, FF, 2) + 2 * D,  # pre-LN adds a final LayerNorm
+            "embeddings": emb_add,
+        },
+    )
     gpt = GPTConfig(vocab_size=V, max_len=T, n_layers=L, d_model=D, n_heads=2, d_ff=FF)
     emb_gpt = V * D + T * D + (V * D + V)  # token, position, unembedding with bias
     yield "gpt", gpt, {"full": emb_gpt + L * _block(D, FF, 2) + 2 * D, "embeddings": emb_gpt}
@@ -92,9 +97,8 @@ def test_two_head_in_a_train_config_trains_two_m_and_keeps_v_fixed(tmp_path):
     before = seeded_model(config.model, config.seed).position_embedding.weight.clone()
     metrics = run_train(config, tmp_path)
     assert metrics["trainable_params"] == 16  # 2m, not d·m + 2m = 144
-    assert metrics["test_acc"] == 1.0  # y = −x_3 x_7 is what the two heads compute at a = e_3, b = e_7
-    from learnability.jobs.train import load_model
-
+    # y = −x_3 x_7 is what the two heads compute at a = e_3, b = e_7
+    assert metrics["test_acc"] == 1.0
     model, _ = load_model(tmp_path / "model.pt")
     assert torch.equal(model.position_embedding.weight, before)  # bit-identical after training
 
