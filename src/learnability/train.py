@@ -17,7 +17,9 @@
   criterion that is set holds (test loss < converge_loss, test accuracy ≥ converge_acc). A non-finite loss stops
   the run as "diverged" — `fit` never raises for it.
 - `eval_hook(step, model) -> dict` adds metrics to each evaluation row (the train job uses it to track
-  measurements during training); it must not change the model or use the data generator.
+  measurements during training); it must not change the model or use the data generator. With
+  `eval_at_start`, a fresh (not resumed) run also scores the untrained model: a first row at step 0 with
+  test_loss, test_acc and the hook's metrics (no train loss yet).
 - Determinism: all randomness comes from explicit generators, so the same init seed (`seeded_model`) and data seed
   give bit-identical parameters on CPU. A checkpoint holds model, optimiser, data generator and history, so a
   resumed run equals an uninterrupted one.
@@ -297,6 +299,7 @@ class Trainer:
         metrics_log: Callable[[int, dict[str, float]], None] | None = None,
         progress: bool = False,
         eval_hook: Callable[[int, nn.Module], dict[str, Any]] | None = None,
+        eval_at_start: bool = False,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device)
@@ -307,6 +310,7 @@ class Trainer:
         self.eval_hook = (
             eval_hook  # extra metrics at each evaluation (e.g. sharpness during training)
         )
+        self.eval_at_start = eval_at_start  # a step-0 row before the first update
         c.validate()  # again: a config may have been edited since it was built
         self.params = apply_freeze(self.model, c.freeze)
         if c.optimizer == "adamw":
@@ -377,6 +381,8 @@ class Trainer:
         converged_step = state.get("converged_step")
         bar = _Progress(c.steps, enabled=self.progress)
         bar.advance(step)
+        if self.eval_at_start and step == 0 and not state["history"]:
+            self._record(state, 0, self._start_row(), bar)
         self.model.train()
         last_eval: dict[str, float] = state.get("last_eval", {})
         while step < c.steps and status == "finished":
@@ -446,6 +452,15 @@ class Trainer:
         return TrainResult(
             status, step, state["history"], final, time.perf_counter() - start_time, converged_step
         )
+
+    def _start_row(self) -> dict[str, Any]:
+        """The untrained model's evaluation row (step 0): test loss and accuracy, the hook's metrics."""
+        first = evaluate(self.model, self.task, self.test, self.device, self.config.eval_batch)
+        row: dict[str, Any] = {"test_loss": first["loss"], "test_acc": first["acc"]}
+        if self.eval_hook is not None and math.isfinite(first["loss"]):
+            row.update(self.eval_hook(0, self.model))
+        self.model.train()
+        return row
 
     def _converged(self, metrics: dict[str, float]) -> bool:
         c = self.config

@@ -9,9 +9,15 @@ seconds, train_loss, test_loss, test_acc, trainable_params, and the metrics of e
 `measure` (listed in `learnability.measure.registry`).
 Torch uses `threads` threads during the run (default 1, as sweeps): a sum's rounding depends on how it
 is split, so the thread count is part of the run id when it is not 1.
-Measures named in `track` are also taken at every evaluation (they appear in the metrics log and, as
-`history`, in the result); `keep_history` returns the history of the plain evaluations alone. Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
-`seed` (independent directions across batches). Boolean tasks also report the target's own profile:
+`track`: measures (names as in `measure`) also taken during training, on the untrained model (a row at
+step 0) and at every evaluation (every `train.eval_every` steps and at the last step). Each row holds
+step, the evaluation's test_loss and test_acc, the mean training loss since the previous evaluation (loss),
+the training batch's accuracy (acc) and the learning rate (lr) — none of these three at step 0 — and the
+tracked measures' metrics. Rows go to the run's metrics log (`metrics.jsonl`) as they are taken and,
+as `history` (a list of rows), into the result. A row whose test loss is not finite skips the measures.
+`keep_history` returns the history of the plain evaluations alone (no step 0: the volume study's
+plateau rule reads that history as it was stored). Measures run on the first `measure_batch` test items;
+sharpness directions come from a generator seeded with `seed` (independent directions across batches). Boolean tasks also report the target's own profile:
 target_as, target_K0, target_max_sensitivity, target_degree (when the analysis module has them).
 A diverged run skips the measures. `register_measure(name)` adds a measure (a study may add its own).
 The final model is saved to run_dir/model.pt (see `learnability.checkpoints`: plain data, read with
@@ -53,9 +59,8 @@ class TrainJobConfig:
     model: ModelConfig = field(default_factory=BooleanTransformerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     measure: list[str] = field(default_factory=lambda: ["accuracy"])
-    track: list[str] = field(
-        default_factory=list
-    )  # measures also taken at every evaluation (history)
+    # measures also taken at step 0 and at every evaluation, returned as `history` (module docstring)
+    track: list[str] = field(default_factory=list)
     measure_batch: int = 1024  # test items the measures use
     profile_margin: float = 0.0
     sharpness_rho: float = 0.1  # sphere radius
@@ -213,8 +218,9 @@ def _run_train(
             return run_measures(m, task, config, config.track, device)
 
     trainer = Trainer(
-        model, task, train, device, metrics_log=log, progress=progress, eval_hook=hook
-    )
+        model, task, train, device, metrics_log=log, progress=progress, eval_hook=hook,
+        eval_at_start=bool(config.track),
+    )  # fmt: skip
     result = trainer.fit(data_seed=config.data_seed, init_seed=config.seed)
     metrics: dict[str, Any] = {
         "status": result.status,
