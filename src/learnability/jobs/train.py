@@ -40,7 +40,7 @@ from learnability.config import HASH_OMIT_DEFAULT, config_hash, from_dict, to_di
 from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_int, check_number
 from learnability.jsonsafe import json_safe
-from learnability.measure.registry import check_measures, run_measures
+from learnability.measure.registry import DEFAULT_BOUND_RADII, check_measures, run_measures
 from learnability.models import BooleanTransformerConfig, ModelConfig, fixed_parameter_names
 from learnability.models.two_head import validate_config as validate_two_head
 from learnability.sweep.jobs import RunContext, register_job
@@ -67,6 +67,11 @@ class TrainJobConfig:
     sharpness_eps: float = 0.02  # per-coordinate σ of the Gaussian variant
     sharpness_directions: int = 32
     pca_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
+    # sphere radii of the sharpness_bound measure, in units of sharpness_eps·√P; not in the run id at
+    # its default, so runs stored before it existed keep their id
+    bound_radii: list[float] = field(
+        default_factory=lambda: list(DEFAULT_BOUND_RADII), metadata=HASH_OMIT_DEFAULT
+    )
     seed: int = 0  # model initialisation
     data_seed: int = 0  # data splits and batch sampling
     device: str = "cpu"  # used by run_train when no device is passed (a sweep's device wins)
@@ -91,6 +96,14 @@ class TrainJobConfig:
         check_int("sharpness_directions", self.sharpness_directions, 1)
         for i, k in enumerate(self.pca_ks):
             check_int(f"pca_ks[{i}]", k, 1)
+        if not self.bound_radii:
+            raise UserError("bound_radii=[] is not allowed; give at least one radius multiplier")
+        for i, m in enumerate(self.bound_radii):
+            check_number(f"bound_radii[{i}]", m, 0, low_open=True)
+        if any(b <= a for a, b in zip(self.bound_radii, self.bound_radii[1:])):
+            raise UserError(
+                f"bound_radii={self.bound_radii} is not allowed; give increasing values"
+            )
         check_int("seed", self.seed, 0, MAX_SEED)
         check_int("data_seed", self.data_seed, 0, MAX_SEED)
         check_int("threads", self.threads, 1, MAX_THREADS)
