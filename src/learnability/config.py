@@ -124,6 +124,11 @@ def _convert(tp: Any, value: Any, path: str, default: Any = _MISSING) -> Any:
             return _convert(members[0], value, path)
         if all(dataclasses.is_dataclass(m) for m in members):
             return _convert_tagged(members, value, path, default)
+        # a number goes to the member of its own type when there is one (int | float keeps 1.0 a
+        # float and 1 an int, where "first member that accepts it" would turn 1.0 into 1)
+        own = type(value)
+        if own in (int, float) and own in members:
+            return value
         for member in members:  # plain union such as int | str: first member that accepts it
             try:
                 return _convert(member, value, path)
