@@ -52,27 +52,26 @@ PRESETS = ("full", "embeddings")  # the named freeze specs (besides a list of gl
 
 @dataclass
 class TrainConfig:
-    steps: int = 1000
-    batch_size: int = 128
-    lr: float = 3e-4
-    weight_decay: float = 0.1
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
-    optimizer: Literal["adamw", "sgd"] = "adamw"
+    steps: int = 1000  # optimiser steps (the most; a converged run stops early)
+    batch_size: int = 128  # training strings per step
+    lr: float = 3e-4  # learning rate
+    weight_decay: float = 0.1  # decoupled (AdamW) or L2 (SGD) weight decay
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])  # AdamW's (β1, β2)
+    optimizer: Literal["adamw", "sgd"] = "adamw"  # the optimiser
     momentum: float = 0.0  # sgd only
-    schedule: Literal["constant", "warmup_cosine"] = "constant"
-    warmup_steps: int = 0
+    schedule: Literal["constant", "warmup_cosine"] = "constant"  # learning-rate schedule
+    warmup_steps: int = 0  # linear warm-up steps (both schedules)
     min_lr_ratio: float = 0.0  # cosine decays to lr * min_lr_ratio
     grad_clip: float | None = None  # max global grad norm
-    freeze: str | list[str] = (
-        "full"  # "full" | "embeddings" | list of globs of the parameters that train
-    )
-    eval_every: int = 100
+    # which parameters train: "full", "embeddings" or a list of globs of parameter names
+    freeze: str | list[str] = "full"
+    eval_every: int = 100  # evaluate on the test set every this many steps
     eval_size: int | None = None  # score at most this many test items (None = the whole test set)
     eval_batch: int = 8192  # chunk size for evaluation (memory only)
-    converge_loss: float | None = None
-    converge_acc: float | None = None
+    converge_loss: float | None = None  # stop early once the test loss is below this
+    converge_acc: float | None = None  # stop early once the test accuracy reaches this
     checkpoint_every: int = 0  # 0 = only at the end (when checkpoint_path is set)
-    checkpoint_path: str | None = None
+    checkpoint_path: str | None = None  # trainer checkpoint file (None: none, or the run folder's)
     resume: bool = False  # continue from checkpoint_path if it exists
 
     def __post_init__(self) -> None:

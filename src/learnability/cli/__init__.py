@@ -37,6 +37,7 @@ _GROUPS: list[tuple[str, str, str | None]] = [
     ("learnability.cli.train", "register", None),
     ("learnability.cli.sweep", "register", None),
     ("learnability.cli.plot", "register", None),
+    ("learnability.cli.config", "app", "config"),
 ]
 
 

@@ -58,15 +58,16 @@ class TrainJobConfig:
     task: TaskConfig = field(default_factory=BooleanTaskConfig)  # type: ignore[valid-type]
     model: ModelConfig = field(default_factory=BooleanTransformerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    # measures taken after training (names: `learnability.measure.registry`)
     measure: list[str] = field(default_factory=lambda: ["accuracy"])
     # measures also taken at step 0 and at every evaluation, returned as `history` (module docstring)
     track: list[str] = field(default_factory=list)
     measure_batch: int = 1024  # test items the measures use
-    profile_margin: float = 0.0
+    profile_margin: float = 0.0  # outputs within this of the threshold count as undecided (profile)
     sharpness_rho: float = 0.1  # sphere radius
     sharpness_eps: float = 0.02  # per-coordinate σ of the Gaussian variant
-    sharpness_directions: int = 32
-    pca_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
+    sharpness_directions: int = 32  # random directions per sharpness estimate
+    pca_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32])  # k of the pca measure
     # sphere radii of the sharpness_bound measure, in units of sharpness_eps·√P; not in the run id at
     # its default, so runs stored before it existed keep their id
     bound_radii: list[float] = field(
@@ -75,7 +76,7 @@ class TrainJobConfig:
     seed: int = 0  # model initialisation
     data_seed: int = 0  # data splits and batch sampling
     device: str = "cpu"  # used by run_train when no device is passed (a sweep's device wins)
-    save_model: bool = True
+    save_model: bool = True  # write the trained model to the run folder (model.pt)
     # torch threads of the run: a float sum's order depends on it, so it is part of the run id
     # (when not 1, the default and what sweeps use: runs stored before it existed keep their id)
     threads: int = field(default=1, metadata=HASH_OMIT_DEFAULT)

@@ -75,14 +75,14 @@ ATTENTION_KINDS: tuple[str, ...] = (
 class TwoHeadConfig:
     """The two-head sparse-XOR model. `support` None = drawn from `support_seed` (distinct, uniform)."""
 
-    arch: Literal["two_head"] = "two_head"
+    arch: Literal["two_head"] = "two_head"  # the two-head sparse-XOR model (Han & Ghoshdastidar)
     d: int = 64  # sequence length (number of bits)
     m: int = 16  # embedding dimension; trainable parameters = 2m
-    attention: AttentionKind = "softmax"
-    support: list[int] | None = None  # [i*, j*], 0-based
+    attention: AttentionKind = "softmax"  # σ of the attention weights (module docstring)
+    support: list[int] | None = None  # [i*, j*], 0-based, for the population loss (None = drawn)
     embedding_seed: int = 0  # positional embeddings v_i
     init_seed: int = 0  # θ on the sphere
-    support_seed: int = 0
+    support_seed: int = 0  # draws the support when `support` is None
 
 
 def validate_config(config: TwoHeadConfig) -> tuple[int, int]:

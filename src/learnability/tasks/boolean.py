@@ -37,20 +37,21 @@ EXACT_SPACE_LIMIT = 24  # enumerate / permute the whole input space up to 2^24 s
 
 @dataclass
 class BooleanTaskConfig:
-    name: Literal["boolean"] = "boolean"
-    function: str = (
-        "parity"  # a spec for learnability.boolean.resolve_function: "parity", "x0 ^ x3", ...
-    )
-    n: int = 8
-    targets: Literal["01", "pm1"] = "01"
-    mode: Literal["online", "fixed"] = "online"
-    # fixed mode: distinct training strings, a count (256) or a fraction of the 2^n strings (0.25)
+    name: Literal["boolean"] = "boolean"  # a Boolean function of uniform bit strings
+    # a zoo name ("parity", "sparse_parity:k=3"), an expression ("x0 ^ x3"), a truth-table file, or a
+    # callable by reference ("py:package.module:fn")
+    function: str = "parity"
+    n: int = 8  # string length (bits)
+    targets: Literal["01", "pm1"] = "01"  # targets f(x) in {0, 1} or 2 f(x) − 1 in {−1, +1}
+    mode: Literal["online", "fixed"] = "online"  # fresh batches every step, or a fixed training set
+    # fixed mode: distinct training strings, a count ≥ 1 (256) or a fraction in (0, 1] of the 2^n (0.25)
     train_size: int | float = 256
-    test_size: int = 1024
+    test_size: int = 1024  # test strings (every string when 2^n fits)
     min_len: int | None = None  # variable-length training (length generalisation); None = always n
-    max_len: int | None = None
+    max_len: int | None = None  # longest training length (with min_len); None = n
+    # evaluation buckets [[lo, hi], ...] of the length_generalisation measure
     length_buckets: list[list[int]] = field(default_factory=list)
-    scratchpad: bool = False
+    scratchpad: bool = False  # PARITY with the prefix parity at every position as target
 
     def __post_init__(self) -> None:
         _check_config(self)
