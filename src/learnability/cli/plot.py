@@ -98,7 +98,11 @@ def plot_command(
         out = results / "plots" / f"{name}_{built.figure.name}.png"
         check_writable_file(out, "--out")
     save_as(built.figure, out, built.xcategories)
-    typer.echo(f"{built.figure.panels[0].title}: {built.figure.caption} → {out}")
+    others = everything[everything["status"] != status]["status"].value_counts().to_dict()
+    left = (
+        "; left out: " + ", ".join(f"{n} {s}" for s, n in sorted(others.items())) if others else ""
+    )
+    typer.echo(f"{built.figure.panels[0].title}: {built.figure.caption}{left} → {out}")
 
 
 def register(app: typer.Typer) -> None:
