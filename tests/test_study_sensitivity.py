@@ -62,7 +62,7 @@ def test_every_sweep_runs_and_every_claim_is_judged(tiny):
     assert set(claims) == SLUGS
     for c in claims.values():
         row = c.as_json()
-        assert set(row) == SCHEMA
+        assert set(row) >= SCHEMA
         assert row["verdict"] in ("reproduced", "not reproduced", "inconclusive", "vacuous")
         assert row["rule"]["text"] and row["rule"]["version"] >= 2 and row["robustness"]
         assert len(row["history"]) >= 2  # the current rule and at least the pre-engine one

@@ -33,7 +33,7 @@ from learnability.checkpoints import check_resume_source
 from learnability.errors import UserError, check_choice
 from learnability.paths import check_writable_dir, check_writable_file
 from learnability.report.html import build_report, headline_text
-from learnability.studies import available_studies, get_study
+from learnability.studies import adaptive, available_studies, get_study
 from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
 from learnability.sweep.jobs import known_jobs
 from learnability.sweep.runner import check_run_options, run_sweep
@@ -363,6 +363,7 @@ _VERDICT_STYLE = {
     "not reproduced": "red",
     "inconclusive": "yellow",
     "vacuous": "magenta",
+    "not run": "dim",
 }
 
 
@@ -372,7 +373,8 @@ def _print_claims(console: Console, report: Any) -> None:
     table = Table(show_header=False, box=None, padding=(0, 1))
     for c in report.claims:
         style = _VERDICT_STYLE.get(c.verdict, "")
-        table.add_row(f"[{style}]{c.verdict}[/]", "robust" if c.robust else "fragile", c.title)
+        robust = {True: "robust", False: "fragile", None: "untested"}[c.robust]
+        table.add_row(f"[{style}]{c.verdict}[/]", robust, c.title)
     console.print(table)
     console.print(
         f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s"
@@ -496,9 +498,18 @@ def reproduce_command(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="run failed runs again")
     ] = False,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            help="wall time (90s, 60m, 2h) for the whole command: after the fixed plan, add seeds "
+            "to undecided claims until they are decided or the time is spent (adaptive verdicts)"
+        ),
+    ] = None,
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
 
+    started = time.time()  # --budget counts from here
+    budget_s = None if budget is None else adaptive.parse_budget(budget)
     # bad input is refused here, before any study runs or any report (empty or not) is written
     check_choice("scale", scale, _SCALES)
     check_run_options(backend, workers, address, device, 1, cli=True)
@@ -540,6 +551,17 @@ def reproduce_command(
                 seconds = time.perf_counter() - t0
                 reports.append(error_report(s, scale, f"study failed: {errors[s.name]}", seconds))
                 console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
+        if budget_s is not None:  # adaptive replication: learnability.studies.adaptive
+            console.rule("[bold]adaptive replication[/]")
+            reports = adaptive.replicate_and_report(
+                studies, store, scale, budget_s, started, reports, out, say=console.print,
+                parallel=workers, run=lambda sweeps: run_sweep(
+                    sweeps, store, backend=backend, workers=workers, address=address,
+                    device=device, retry_failed=retry_failed,
+                ),
+            )  # fmt: skip
+            for report in reports:
+                _print_claims(console, report)
     path = _write_report(reports, out)
     console.print(f"\nclaims: {headline_text(reports)}")
     console.print(f"report: {path.resolve()}")
