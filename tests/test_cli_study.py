@@ -148,6 +148,10 @@ GOOD_TAIL = (
         (GOOD_TAIL.format(sweep="other/probe", name="mine"), ["sweep 'other/probe'", "'mine/<short name>'"]),
         (GOOD_TAIL.format(sweep="volume/probe", name="volume"), ["'volume' is a built-in study's"]),
         (GOOD_TAIL.format(sweep="a b/probe", name="a b"), ["study name 'a b'"]),
+        (GOOD_TAIL.format(sweep="mine/probe", name="mine").replace("lambda p: []", "lambda p: [1 / 0]"),
+         ["claims(plan) failed at scale 'quick'", "question.py, line 4", "ZeroDivisionError"]),
+        (GOOD_TAIL.format(sweep="mine/probe", name="mine").replace("lambda p: []", "lambda p: ['x']"),
+         ["claims(plan) must return a list of Claim, got ['str']"]),
     ],
 )  # fmt: skip
 def test_a_bad_study_file_is_one_line_and_exit_2(tmp_path, capsys, text, words) -> None:

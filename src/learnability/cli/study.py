@@ -24,7 +24,7 @@ from learnability.cli.sweep import _console, _describe, _print_claims
 from learnability.errors import UserError, check_choice
 from learnability.paths import check_writable_dir
 from learnability.report.html import build_report, headline_text
-from learnability.studies.loader import check_sweeps, load_study_file
+from learnability.studies.loader import check_declaration, load_study_file
 from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
 from learnability.sweep.runner import check_run_options, run_sweep
 from learnability.sweep.store import Store
@@ -43,8 +43,7 @@ def load_study_files(paths: list[Path], scale: str | None = None) -> list[Any]:
         study = load_study_file(path)
         if scale is not None:
             check_choice("scale", scale, list(study.plans))
-        plan = study.plan(scale)
-        check_sweeps(study, study.sweeps(plan), str(path))
+        check_declaration(study, study.plan(scale), str(path))
         studies.append(study)
     names = [s.name for s in studies]
     if len(set(names)) != len(names):
@@ -104,7 +103,7 @@ def run_studies(
                     raise  # e.g. a Ray cluster that cannot be reached: every study would fail
                 errors[s.name] = _describe(exc)
                 seconds = time.perf_counter() - t0
-                where = scale or s.default_scale
+                where = str(scale or getattr(s, "default_scale", "quick"))
                 reports.append(error_report(s, where, f"study failed: {errors[s.name]}", seconds))
                 console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
     path = build_report(reports, out)

@@ -472,7 +472,7 @@ def report_command(
                 reports.append(
                     error_report(
                         s,
-                        scale or "quick",
+                        str(scale or getattr(s, "default_scale", "quick")),
                         f"analysis failed: {errors[s.name]}",
                         time.perf_counter() - t0,
                     )

@@ -75,7 +75,7 @@ def _import(init: Path, package: bool) -> Any:
     except Exception as exc:
         sys.modules.pop(name, None)
         raise UserError(
-            f"study file {str(init)!r} failed while importing ({_where(exc, init)}): "
+            f"study file {str(init)!r} failed while importing ({_where(exc, init.parent.resolve())}): "
             f"{type(exc).__name__}: {exc}"
         ) from None
     return module
@@ -116,13 +116,45 @@ def check_study(study: Study[Any], source: str) -> None:
             raise UserError(f"{source}: plans[{scale!r}] is a Plan of scale {plan.scale!r}")
 
 
-def check_sweeps(study: Study[Any], sweeps: list[Any], source: str) -> None:
-    for sweep in sweeps:
-        if not sweep.name.startswith(f"{study.name}/") or sweep.name == f"{study.name}/":
+def check_declaration(study: Study[Any], plan: Any, source: str) -> None:
+    """The study's sweeps and claims for `plan` can be built: sweeps named `<study>/<short>`, claims
+    that are `Claim`s with distinct slugs. An exception in the researcher's own code is bad input too:
+    one line naming the file and line."""
+    from learnability.claims import Claim
+    from learnability.sweep.spec import Sweep
+
+    folder = Path(source).resolve()
+    folder = folder if folder.is_dir() else folder.parent
+    for part in ("sweeps", "claims"):
+        try:
+            built = getattr(study, part)(plan)
+        except UserError:
+            raise
+        except Exception as exc:
             raise UserError(
-                f"{source}: sweep {sweep.name!r} must be named '{study.name}/<short name>' "
-                "(the study's name, a slash, the sweep's own name)"
+                f"{source}: {part}(plan) failed at scale {plan.scale!r} ({_where(exc, folder)}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        kind = Sweep if part == "sweeps" else Claim
+        wrong = [type(x).__name__ for x in built if not isinstance(x, kind)]
+        if not isinstance(built, list) or wrong:
+            raise UserError(
+                f"{source}: {part}(plan) must return a list of {kind.__name__}, got {wrong or type(built).__name__}"
             )
+        if part == "sweeps":
+            for sweep in built:
+                if not sweep.name.startswith(f"{study.name}/") or sweep.name == f"{study.name}/":
+                    raise UserError(
+                        f"{source}: sweep {sweep.name!r} must be named '{study.name}/<short name>' "
+                        "(the study's name, a slash, the sweep's own name)"
+                    )
+        else:
+            slugs = [c.slug for c in built]
+            twice = sorted({x for x in slugs if slugs.count(x) > 1})
+            if twice:
+                raise UserError(
+                    f"{source}: claim slugs must be distinct; {twice} appear more than once"
+                )
 
 
-__all__ = ["check_study", "check_sweeps", "load_study_file"]
+__all__ = ["check_declaration", "check_study", "load_study_file"]
