@@ -17,7 +17,7 @@ from learnability.models import GPTConfig, build_model
 from learnability.studies import random_transformers as rt
 from learnability.studies.base import Plan
 from learnability.studies.pipeline import analyse_records
-from learnability.studies.random_transformers.plans import (
+from learnability.studies.random_transformers.plan import (
     ABLATIONS,
     QUICK_PARAMS,
     AlgoTask,

@@ -14,8 +14,7 @@ from learnability.studies import get_study
 from learnability.studies.base import Plan, StudyResults
 from learnability.studies.pipeline import analyse_records
 from learnability.studies.sensitivity import QUICK, STUDY
-from learnability.studies.sensitivity.behaviour import rise
-from learnability.studies.sensitivity.records import keep, state
+from learnability.studies.sensitivity.evidence import keep, rise, state
 from learnability.sweep.runner import run_sweep
 from learnability.sweep.store import Store
 

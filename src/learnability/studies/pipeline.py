@@ -12,7 +12,7 @@ from learnability.report import render
 from learnability.report.panels import Figure, Table
 from learnability.report.study_report import StudyReport
 from learnability.studies import adaptive
-from learnability.studies.base import SCALES, Plan, Study, StudyResults
+from learnability.studies.base import Plan, Study, StudyResults
 
 
 def sweeps_of(study: Study[Any], scale_or_plan: str | Plan[Any]) -> list[Any]:
@@ -25,10 +25,12 @@ def run_ids(study: Study[Any], scale_or_plan: str | Plan[Any]) -> set[str]:
 
 
 def pick_scale(study: Study[Any], store: Any) -> str:
-    """The scale whose runs the store holds most of (quick first on ties)."""
+    """The scale whose runs the store holds most of (the default scale first on ties, then the
+    order the study declares its plans in)."""
     stored = {r.run_id for r in store.records(study=study.name)}
-    hits = {scale: len(run_ids(study, scale) & stored) for scale in SCALES}
-    return max(SCALES, key=lambda s: (hits[s], -SCALES.index(s)))
+    order = [study.default_scale, *(s for s in study.plans if s != study.default_scale)]
+    hits = {scale: len(run_ids(study, scale) & stored) for scale in order}
+    return max(order, key=lambda s: (hits[s], -order.index(s)))
 
 
 def analyse_study(
