@@ -108,23 +108,19 @@ def _share(group: str, lo: float, hi: float, what: str, version: int) -> Rate:
 
 def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     p = plan.params
-    big = p.d_model >= 128 and max(p.ns) >= 20
-    scaling_regime = Regime("n = 4–30, width 128, 10,000 steps at batch 1024 (Fig. 1, 5–8)",
-                            f"n = {', '.join(map(str, p.ns))}, width {p.d_model}, budget {p.budget} steps", big,
-                            "the paper plan (n = 4–30, width 128)")
+    ns = ", ".join(map(str, p.ns))
+    scaling_regime = Regime("n = 4–30, width 128, 10,000 steps at batch 1024 (Fig. 1, 5–8)", f"n = {ns}, width "
+                            f"{p.d_model}, budget {p.budget} steps", p.d_model >= 128 and max(p.ns) >= 20, "the paper plan")
     units = Units("seed", min_per_cell=3, note="a seed draws the initial weights and the data; the same weights at every n and task")
-    seeds = Units("seed", 3, "it draws the random function, its training strings and the initialisation; its "
-                  "training sizes share them")
+    seeds = Units("seed", 3, "it draws the random function, its training strings and the initialisation; its sizes share them")
     control = Control("MAJORITY and FIRST, same sweep, state and filter", group="majority")
-    lag = f"{p.after_fit} steps after its fit (the first evaluation with test MSE < 0.001)"
-    size = "log10(‖θ‖/‖θ₀‖·Blowup)"
+    lag, size = f"{p.after_fit} steps after its fit (the first evaluation with test MSE < 0.001)", "log10(‖θ‖/‖θ₀‖·Blowup)"
     draws = (Choice("runs", "scaling and trade-off draws", ("trade-off draws only",)),) if p.tradeoff_draws >= 3 else ()
     focus = ((Choice("focus", "parity", ("sparse_half",), "sparse parity with k = ⌈n/2⌉ is also in scope"),)
              if "sparse_half" in p.tasks else ())
     both = Rate("both", above(0.25, 0.5), what="share of aligned runs in which sharpness and blowup both rose")
     holds = "share of PARITY runs at larger n that satisfy it"
-    norm = Choice("norm", "relative", ("matrices",), "weight matrices only, relative to initialisation: the "
-                  "LayerNorm gains (~11 of ~18 at initialisation) and biases left out")
+    norm = Choice("norm", "relative", ("matrices",), "weight matrices only: LayerNorm gains (~11 of ~18 at init) and biases out")
     definition = Choice("definition", "paper", ("published",), "the published code's E_x Π max 1/std, last layer at the read-out only")
 
     def scaling(slug: str, title: str, statement: str, paper: str, evidence: Any, rule: Trend,
@@ -193,12 +189,11 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                                           _trend("log10 L_ρ/(as/2n)", above(0.0, 0.02), focus="focus")),),
                 prior_sd=0.03),
         scaling("corollary5", "Corollary 5: C·E[Blowup²] ≥ c·as(f)/√(n log n)",
-                "With C corrected for the 1/√d_h attention scaling and the LayerNorm gains, the inequality is "
-                f"checked on trained PARITY models (read {lag}); if it holds with constant 1 by decades in every one "
-                "it is vacuous, and its testable form is that log10 C + log10 E[Blowup²] of converged PARITY models "
-                "grows with n, faster than MAJORITY's and FIRST's.",
-                "Corollary 5: a transformer computing f has C·E[Blowup(x)²] ≥ Ω(as(f)/√(n log n)): fitting PARITY "
-                "needs growing blowup or weights.",
+                f"With C corrected for the 1/√d_h scaling and the LayerNorm gains, checked on trained PARITY models read {lag}: "
+                "vacuous if it holds with constant 1 by decades in every one; its testable form: log10 C + log10 E[Blowup²] "
+                "of converged PARITY models grows with n, faster than MAJORITY's and FIRST's.",
+                "Corollary 5: a transformer computing f has C·E[Blowup(x)²] ≥ Ω(as(f)/√(n log n)): fitting PARITY needs "
+                "growing blowup or weights.",
                 ev.corollary, _trend("log10 C·E[Blowup²]", above(0.0, 0.01), 4),
                 (Choice("form", "inequality", ("growth",), "test only the growth with n"),
                  Choice("C", "scaled", ("unscaled",), "the pre-engine C (no 1/√d_h, no gains)")),
@@ -224,9 +219,9 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             choices=(Choice("reference", "plateau", ("initialisation",),
                             "the plateau is where the loss still sits near 0.25, after the first steps"),
                      definition, Choice("sharpness", "gauss", ("sphere",))),
-            history=(Revision(_rise_rule(4), ROUND3, "against initialisation (v4): the Gaussian sharpness there (a mean loss "
-                         "increase away from a minimum) is ≤ 0 in half the runs, so the ratio is undefined; the paper "
-                         "compares the curves aligned at the loss drop", {"reference": "initialisation"}),
+            history=(Revision(_rise_rule(4), ROUND3, "against initialisation (v4): the Gaussian sharpness there (a mean loss increase "
+                              "away from a minimum) is ≤ 0 in half the runs, so no ratio; the paper aligns the curves at the "
+                              "loss drop", {"reference": "initialisation"}),
                 units_revision(_rise_rule(3), "the runs of a seed at its several weight decays", reference="initialisation"),
                 pre_engine(AllOf((both,), version=1, date=PRE_ENGINE), " as first written: the value at alignment "
                            "against the mean over the first quarter of the run, both rise in every aligned run",
@@ -283,10 +278,9 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             Control("MAJORITY (low sensitivity), same read-out, positions and budget", group="majority"),
             choices=(Choice("positions", p.len_positions[0], tuple(p.len_positions[1:]), "another scheme defined at every length"),
                      Choice("beyond", "every bucket beyond", ("farthest bucket",), "only the longest strings")),
-            history=(Revision(_length_rule(3, REVISED), ROUND3, "no positional encoding (v3): bidirectional attention with "
-                         "a CLS read-out then sees the string as a multiset, so MAJORITY (a function of the share of "
-                         "ones, which attention averages at any length) generalises by construction; distance-aware "
-                         "positions make it a test", {"positions": "none"}),
+            history=(Revision(_length_rule(3, REVISED), ROUND3, "no positional encoding (v3): bidirectional attention and a CLS "
+                              "read-out see a multiset, so MAJORITY (the share of ones, which attention averages at any "
+                              "length) generalises by construction; distance-aware positions make it a test", {"positions": "none"}),
                 pre_engine(AllOf((Mean("parity-drop", above(0.1, 0.15)), Mean("majority-drop", below(0.1, 0.15)),
                                   Contrast("majority", "parity", above(0.05, 0.1))), version=1, date=PRE_ENGINE),
                            ", on sinusoidal positions (it read the last position): PARITY drops ≥ 0.15, MAJORITY "
@@ -300,11 +294,10 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             replicate=("length",), prior_sd=0.1,
         ),
         Claim("scratchpad", "An autoregressive scratchpad makes PARITY learnable",
-            f"At n = {p.pad_n}, where plain PARITY fails at this budget, a causal transformer that writes "
-            "the prefix parities one at a time, fed its own outputs at test time, gets the PARITY bit right where "
-            "the same-size model trained on PARITY directly does not.",
-            "Intermediate steps (a scratchpad of prefix parities) make each step a "
-            "low-sensitivity function, so PARITY becomes learnable (§6; published code up to n = 1024).",
+            f"At n = {p.pad_n}, where plain PARITY fails at this budget, a causal transformer that writes the prefix parities "
+            "one at a time, fed its own outputs at test time, gets the PARITY bit right where the same-size plain model does not.",
+            "Intermediate steps (a scratchpad of prefix parities) make each step a low-sensitivity function, so PARITY "
+            "becomes learnable (§6; published code up to n = 1024).",
             ev.scratchpad, _pad_rule(4, ROUND3),
             Units("seed", 3, "a seed draws the initial weights and the data"),
             Control("plain PARITY: same n, width, budget and test strings", group="plain"),
@@ -322,6 +315,3 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
         ),
     ]
 # fmt: on
-
-
-__all__ = ["POOLED", "STATE", "claims"]

@@ -32,8 +32,7 @@ CONTROLS = ("majority", "first")
 
 
 def task_of(record: Any) -> str:
-    """The task's short name: a sparse parity spec is "sparse_half", else the zoo name ("majority:ties=0"
-    is MAJORITY)."""
+    """The task's short name: "sparse_half" for a sparse parity spec, else the zoo name (of "majority:ties=0")."""
     spec = str(metric(record.config, "task.function") or record.config.get("function", "?"))
     return "sparse_half" if spec.startswith("sparse_parity") else spec.split(":")[0]
 
@@ -357,7 +356,8 @@ def length(results: Any, choices: Choices) -> Evidence:
         ins.setdefault(task, []).append(inside)
         if task == "parity" and choices.get("parity_runs", FIT) == FIT and inside < 0.95:
             continue
-        obs += [Obs(f"seed{r.config['seed']}", beyond, None, task), Obs(f"seed{r.config['seed']}", inside - beyond, None, f"{task}-drop")]
+        unit = f"seed{r.config['seed']}"
+        obs += [Obs(unit, beyond, None, task), Obs(unit, inside - beyond, None, f"{task}-drop")]
     majority_in = statistics.fmean(ins["majority"]) if ins["majority"] else math.nan
     if majority_in < 0.95:
         return Evidence(pipeline=f"MAJORITY reaches only {majority_in:.2f} on its training lengths")
@@ -380,7 +380,7 @@ def scratchpad(results: Any, choices: Choices) -> Evidence:
     largest = max(int(r.config["n"]) for r in judged)
     runs = judged + results.of("scratchpad_curve") if choices.get("n") == "all" else judged
     pad_key = {"teacher-forced": "teacher_forced_final_acc", "every step": "exact"}.get(
-        choices.get("score", choices.get("decoding", "")), "final_bit_acc")
+        choices.get("decoding") or choices.get("score", ""), "final_bit_acc")
     obs = []
     for r in runs:
         n, mode = int(r.config["n"]), r.config["mode"]

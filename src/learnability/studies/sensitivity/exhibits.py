@@ -18,11 +18,6 @@ from learnability.studies.sensitivity.plan import FIT_LOSS, SensitivityParams
 ORDER = ["parity", "sparse_half", "majority", "first", "mean"]
 
 
-def _tasks(records: list[Any]) -> list[str]:
-    found = {task_of(r) for r in records}
-    return [t for t in ORDER if t in found] + sorted(found - set(ORDER))
-
-
 def _accuracy(points: Iterable[tuple[Any, float]], label: str, kind: Any = "line") -> Series:
     """Mean accuracy per x over seeds, t interval cut to [0, 1] (all seeds at 1.0 give [1, 1])."""
     cells = group_by(points, lambda p: p[0])
@@ -39,7 +34,7 @@ def scaling(results: StudyResults) -> list[Figure | Table]:
     runs = results.of("scaling") + results.of("scaling_sparse")
     if not runs:
         return []
-    tasks, rows, head = _tasks(runs), [], _headline(runs)
+    tasks, rows, head = [t for t in ORDER if t in {task_of(r) for r in runs}], [], _headline(runs)
     for (_, n), cell in group_by(runs, lambda r: (tasks.index(task_of(r)), n_of(r))).items():
         name, fits = task_of(cell[0]), [num(r.metrics["fit_step"]) for r in cell if r.metrics.get("fit_step") is not None]
         conv = sum(num(r.metrics.get("test_loss")) < FIT_LOSS for r in cell)
@@ -52,7 +47,6 @@ def scaling(results: StudyResults) -> list[Figure | Table]:
                    "converged at the budget's end [Wilson 95%]", "median test accuracy at the budget's end"], rows,
                   "Steps to fit = the first evaluation with test MSE < 0.001 (where an early-stopped run ends); "
                   "the headline state is K steps later. MEAN is real-valued: no accuracy.")
-
     panels = [
         Panel("test accuracy at the budget's end (all runs)", "n", "accuracy", ylim=(0.4, 1.02), hlines=[(0.5, "chance")],
               series=[_accuracy([(n_of(r), num(r.metrics.get("test_acc"))) for r in runs if task_of(r) == t], LABELS[t])
@@ -207,6 +201,3 @@ def exhibits(results: StudyResults, plan: Plan[SensitivityParams]) -> list[Figur
         out += part(results)
     return out
 # fmt: on
-
-
-__all__ = ["exhibits"]

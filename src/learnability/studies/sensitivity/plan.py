@@ -139,5 +139,3 @@ QUICK = Plan(
 )  # fmt: skip
 
 PLANS = {"quick": QUICK, "paper": PAPER}
-
-__all__ = ["FIT_LOSS", "PAPER", "PLANS", "QUICK", "SensitivityParams"]

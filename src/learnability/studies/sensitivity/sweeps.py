@@ -97,6 +97,3 @@ def sweeps(plan: Plan[SensitivityParams]) -> list[Sweep]:
     return out
 
 # fmt: on
-
-
-__all__ = ["NAME", "sweeps", "task_spec"]
