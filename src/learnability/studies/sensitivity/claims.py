@@ -289,7 +289,7 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                          "also counted PARITY runs that never fit their training lengths (all were at chance there, "
                          "0.50), for which chance beyond them says nothing about length generalisation",
                          {"parity_runs": "all", "positions": "none"})),
-            regime=Regime("the project's own extension (no paper regime)",
+            figure="length", regime=Regime("the project's own extension (no paper regime)",
                           f"lengths {p.len_train[0]}–{p.len_train[1]}, {p.len_positions[0]} positions", True),
             replicate=("length",), prior_sd=0.1,
         ),
