@@ -45,6 +45,7 @@ from learnability.config import from_dict
 from learnability.device import resolve_device
 from learnability.errors import UserError
 from learnability.jsonsafe import json_safe
+from learnability.paths import atomic_write_text
 from learnability.sweep.jobs import RunContext, get_job, import_job_module
 from learnability.sweep.store import process_start_ticks
 
@@ -73,7 +74,7 @@ def versions() -> dict[str, str]:
 def _dump_yaml(data: dict, path: Path) -> None:
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    path.write_text(yaml.dump(data, Dumper=dumper, sort_keys=False))
+    atomic_write_text(path, yaml.dump(data, Dumper=dumper, sort_keys=False))
 
 
 def execute_run(payload: dict) -> dict:
@@ -454,6 +455,30 @@ def _loopback_only(enabled: bool = True) -> Iterator[None]:
             os.environ[_RAY_CLUSTER_ENV] = saved_env
         if saved_flag is not None:
             ray_constants.ENABLE_RAY_CLUSTER = saved_flag
+
+
+RAY_CONNECT_TIMEOUT = 5.0  # seconds: a cluster on a network answers in milliseconds
+
+
+def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """UserError unless something accepts connections at a Ray address (HOST:PORT or
+    ray://HOST:PORT) within `timeout` seconds. Ray itself retries an address where nothing listens
+    for minutes, printing a warning each time; this says so in seconds, before anything is written."""
+    if address == "auto":
+        return  # Ray looks the address up itself (the cluster `ray start` recorded on this host)
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        reason = (
+            "timed out" if isinstance(exc, TimeoutError) else getattr(exc, "strerror", None) or exc
+        )
+        raise UserError(
+            f"--address {address}: no Ray cluster answers there ({reason}, within {timeout:g} s); "
+            f"start one (`ray start --head --port {port}`) or give the address it prints"
+        ) from None
 
 
 def _is_loopback(address: str) -> bool:

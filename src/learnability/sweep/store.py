@@ -170,16 +170,21 @@ class Store:
         timeout: float = 60.0,
         fsync: bool = False,
         lease_seconds: float = DEFAULT_LEASE,
+        read_only: bool = False,
     ) -> None:
         self.root = Path(results_dir)
         self.path = self.root / DB_NAME
         self.timeout = timeout
+        self.read_only = read_only
         # this store's driver: the owner of the leases it takes (see `acquire`)
         self.owner = new_owner_token()
         self.lease_seconds = float(lease_seconds)
         _check_existing(
             self.path
         )  # a file that is not a store is refused before anything is written
+        if read_only:
+            self._conn = _connect_read_only(self.path)
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         try:
@@ -195,6 +200,8 @@ class Store:
                     c.execute("ALTER TABLE runs ADD COLUMN lease_expires REAL")
         except sqlite3.DatabaseError as exc:
             self._conn.close()
+            if "locked" in str(exc) or "disk is full" in str(exc):
+                raise  # not the file's fault: the CLI names the real cause
             raise _not_a_store(self.path, str(exc)) from None
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -210,6 +217,8 @@ class Store:
             self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
     def _write(self) -> Store._Tx:
+        if self.read_only:
+            raise RuntimeError(f"the store {str(self.path)!r} was opened read-only")
         return Store._Tx(self._conn)
 
     def close(self) -> None:
@@ -420,20 +429,38 @@ class Store:
             run_id=run_id,
             sweep=m_sweep or sweep,
             job=job,
-            config=json.loads(config),
+            config=self._json(run_id, "config", config),
             status=status,
-            metrics=json.loads(metrics or "{}"),
+            metrics=self._json(run_id, "metrics", metrics or "{}"),
             error=error,
             seconds=seconds,
             study=m_study if m_sweep else study,
             seed=seed,
             started=started,
             finished=finished,
-            versions=json.loads(versions or "{}"),
+            versions=self._json(run_id, "versions", versions or "{}"),
             attempts=attempts,
             traceback=tb,
             run_dir=self.run_dir(run_id),
         )
+
+    def _json(self, run_id: Any, column: str, text: Any) -> dict:
+        # a row damaged by hand or by another program: one line naming it, not a traceback
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            value = exc
+        if not isinstance(value, dict):
+            why = (
+                f"{type(value).__name__}: {value}"
+                if isinstance(value, Exception)
+                else "not a mapping"
+            )
+            raise UserError(
+                f"results store {str(self.path)!r}: run {run_id!r} has a damaged {column} column "
+                f"({why}); delete that row (or restore the store) and run the sweep again"
+            )
+        return value
 
     def sweeps(self) -> list[str]:
         return [
@@ -542,10 +569,54 @@ _REQUIRED_COLUMNS = {
 
 
 def open_existing(results_dir: str | Path) -> Store:
-    """Open the store of a results directory that must already exist (for `results` / `report`)."""
+    """Open the store of a results directory that must already exist, read-only (for `results` /
+    `report`): it may be on a read-only disk, and a sweep writing to it meanwhile does not block it."""
     path = Path(results_dir) / DB_NAME
     if not path.is_file():
         raise UserError(
             f"no results store at {str(path)!r}; run a sweep first or pass --results DIR"
         )
-    return Store(results_dir)
+    return Store(results_dir, read_only=True)
+
+
+READ_TIMEOUT = 5.0  # seconds a reader waits for SQLite's rare reader locks (WAL recovery)
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write. In WAL mode a reader never waits for a writer's lock.
+
+    Where the store may be written (its file and folder), the connection is opened read-write with
+    `query_only` on, so it reads the WAL like any reader and, the last to close, tidies SQLite's
+    -wal / -shm files away as a writer would (a URI mode=ro connection would leave them behind).
+    Elsewhere (a read-only disk or file) it is opened with URI mode=ro, and where even the WAL
+    index (-shm) cannot be made, as immutable: safe there, as nothing can write to it either."""
+    uri = path.resolve().as_uri()
+    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    queries = (["mode=rw"] if writable else []) + ["mode=ro", "mode=ro&immutable=1"]
+    conn = None
+    tables: set[str] = set()
+    for i, query in enumerate(queries):
+        try:
+            conn = sqlite3.connect(
+                f"{uri}?{query}", uri=True, timeout=READ_TIMEOUT, isolation_level=None
+            )
+            conn.execute("PRAGMA query_only=ON")
+            tables = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
+            break
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+                conn = None
+            if "locked" in str(exc):
+                raise
+            if i == len(queries) - 1:
+                raise _not_a_store(path, str(exc)) from None
+    assert conn is not None
+    if not {"runs", "members"} <= tables:
+        # an empty store file (made but never written): read it as the empty store it is
+        conn.close()
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.executescript(_SCHEMA)
+    return conn
