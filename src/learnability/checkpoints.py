@@ -23,10 +23,13 @@ size: torch.save does not compress), so a small crafted file cannot make a load 
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import math
+import os
 import re
+import shutil
 import warnings
 import zipfile
 from collections.abc import Mapping
@@ -96,8 +99,25 @@ def save(payload: dict[str, Any], path: str | Path) -> Path:
     """`torch.save(payload)` atomically: a temporary file beside `path`, then a rename."""
     path = Path(path)
     with atomic_path(path) as tmp:
-        torch.save(payload, tmp)
+        try:
+            torch.save(payload, tmp)
+        except RuntimeError as exc:
+            # torch reports a failed write as "unexpected pos ..."; say what it was when the disk
+            # has no room left for the tensors
+            if shutil.disk_usage(tmp.parent).free < _tensor_bytes(payload) + (64 << 10):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from exc
+            raise
     return path
+
+
+def _tensor_bytes(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, Mapping):
+        return sum(_tensor_bytes(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in value)
+    return 0
 
 
 # torch.save stores its archive members uncompressed, so what a load inflates to is about the file's

@@ -147,6 +147,10 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, path)
+    except OSError as exc:
+        if exc.filename in (None, str(tmp)):  # name the file the user knows, not the temporary one
+            exc.filename = str(path)
+        raise
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)

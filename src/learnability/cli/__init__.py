@@ -55,7 +55,14 @@ def _assemble() -> None:
             app.add_typer(target, name=group)
 
 
-_assemble()
+_INTERRUPTED = "interrupted (Ctrl-C); what finished is kept: run the command again to go on"
+try:
+    _assemble()
+except (
+    KeyboardInterrupt
+):  # Ctrl-C while the commands still load (torch takes seconds): one line too
+    print(f"error: {_INTERRUPTED}", file=sys.stderr, flush=True)
+    sys.exit(130)
 
 
 def _click_modules() -> list[Any]:
@@ -216,7 +223,6 @@ def main(argv: list[str] | None = None) -> None:
         _exit(code)
 
 
-_INTERRUPTED = "interrupted (Ctrl-C); what finished is kept: run the command again to go on"
 _FREE_SPACE = "free some space there, or write to another disk, and run the command again"
 
 

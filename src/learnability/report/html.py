@@ -21,6 +21,7 @@ from typing import Any
 from learnability import __version__
 from learnability.claims import VERDICTS, ClaimResult
 from learnability.jsonsafe import json_safe
+from learnability.paths import atomic_write_text
 from learnability.report.study_report import StudyReport
 
 _CLASS = {"reproduced": "ok", "not reproduced": "bad", "inconclusive": "meh", "vacuous": "vac"}
@@ -76,18 +77,16 @@ def _strip(c: ClaimResult) -> str:
 
 def _history(c: ClaimResult) -> str:
     if len(c.history) <= 1:
-        return f"v{c.rule['version']} (unchanged)"
+        return f"v{_e(c.rule['version'])} (unchanged)"
     rows = []
     for h in c.history:
         why = "" if h["why"] == "current rule" else f" — {_e(h['date'])}: {_e(h['why'])}"
-        rows.append(f"v{h['version']}: {_verdict(h['verdict'])}{why}")
+        rows.append(f"v{_e(h['version'])}: {_verdict(h['verdict'])}{why}")
     return "<br>".join(rows)
 
 
 def _claim_html(c: ClaimResult) -> str:
-    units = (
-        f"{c.units['count']} {_e(c.units['kind'])}(s), ≥ {c.units.get('min_per_cell', 1)} per cell"
-    )
+    units = f"{_e(c.units['count'])} {_e(c.units['kind'])}(s), ≥ {_e(c.units.get('min_per_cell', 1))} per cell"
     if c.units.get("note"):
         units += f"; {_e(c.units['note'])}"
     scale = _e(c.scale) + (f" — {_e(c.scale_note)}" if c.scale_note else "")
@@ -98,7 +97,7 @@ def _claim_html(c: ClaimResult) -> str:
 <dt>measured</dt><dd>{_e(c.measured)}</dd>
 <dt>control</dt><dd>{_e(c.control["name"])}: {_e(c.control["value"])}</dd>
 <dt>units</dt><dd>{units}</dd>
-<dt>rule</dt><dd>{_e(c.rule["text"])} <span class="meta">({_e(c.rule["id"])} v{c.rule["version"]})</span></dd>
+<dt>rule</dt><dd>{_e(c.rule["text"])} <span class="meta">({_e(c.rule["id"])} v{_e(c.rule["version"])})</span></dd>
 <dt>robustness</dt><dd>{_strip(c)}</dd>
 <dt>history</dt><dd>{_history(c)}</dd>
 <dt>scale</dt><dd>{scale}</dd></dl></div>"""
@@ -132,13 +131,13 @@ def _cell(v: Any) -> str:
 def _study_html(report: StudyReport) -> str:
     parts = [f'<h2 id="{_e(report.study)}">{_e(report.title)}</h2>']
     parts.append(f"<p class='meta'>{_e(report.paper)} · study <code>{_e(report.study)}</code> · "
-                 f"scale <b>{_e(report.scale)}</b> · {report.seconds:.0f} s</p>")  # fmt: skip
+                 f"scale <b>{_e(report.scale)}</b> · {_e(f'{report.seconds:.0f}')} s</p>")  # fmt: skip
     if report.protocol_note:
         parts.append(f"<div class='note'>{_e(report.protocol_note)}</div>")
     if report.error:
         parts.append(f"<div class='error'>{_e(report.error)}</div>")
     counts = ", ".join(
-        f"{_e(sweep)}: " + " / ".join(f"{n} {_e(status)}" for status, n in sorted(c.items()))
+        f"{_e(sweep)}: " + " / ".join(f"{_e(n)} {_e(status)}" for status, n in sorted(c.items()))
         for sweep, c in report.run_counts.items()
     )
     if counts:
@@ -199,7 +198,8 @@ def claims_markdown(reports: list[StudyReport]) -> str:
 
 
 def _md(text: str) -> str:
-    return str(text).replace("|", "/").replace("\n", " ")
+    # a cell is text, never markup: HTML escaped (Markdown renders inline HTML), pipes kept as such
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
 
 
 def claims_json(reports: list[StudyReport]) -> list[dict[str, Any]]:
@@ -223,12 +223,13 @@ decide it.</p>
 {body}
 </body></html>"""
     path = out_dir / "report.html"
-    path.write_text(page, encoding="utf-8")
-    (out_dir / "claims.json").write_text(
+    # each file atomically (temporary file, then rename): a kill or a full disk leaves the old one
+    atomic_write_text(path, page)
+    atomic_write_text(
+        out_dir / "claims.json",
         json.dumps(json_safe(claims_json(reports), "null"), indent=2, default=str, allow_nan=False),
-        encoding="utf-8",
     )
-    (out_dir / "claims.md").write_text(claims_markdown(reports), encoding="utf-8")
+    atomic_write_text(out_dir / "claims.md", claims_markdown(reports))
     return path
 
 

@@ -16,6 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
+from learnability.paths import atomic_path
 from learnability.report.panels import Figure, Panel, Series
 
 PANEL_WIDTH, PANEL_HEIGHT = 4.4, 3.3
@@ -47,8 +48,10 @@ def save(figure: Figure, out_dir: Path, prefix: str) -> FigureFile:
     fig.tight_layout()
     stem = f"{prefix}_{figure.name}"
     png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
-    fig.savefig(png, dpi=130, bbox_inches="tight")
-    fig.savefig(pdf, bbox_inches="tight")
+    with atomic_path(png) as tmp:  # a kill or a full disk never leaves a truncated figure
+        fig.savefig(tmp, format="png", dpi=130, bbox_inches="tight")
+    with atomic_path(pdf) as tmp:
+        fig.savefig(tmp, format="pdf", bbox_inches="tight")
     plt.close(fig)
     return FigureFile(figure.name, figure.caption, png, pdf)
 

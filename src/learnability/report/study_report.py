@@ -24,6 +24,14 @@ class StudyReport:
     run_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
+    # the plan's distinct runs, and how many of them are finished in the store: fewer stored than
+    # expected is an incomplete study (an interrupted reproduce), which the headline must say
+    runs_expected: int = 0
+    runs_stored: int = 0
+
+    @property
+    def incomplete(self) -> bool:
+        return self.runs_stored < self.runs_expected
 
 
 __all__ = ["StudyReport"]

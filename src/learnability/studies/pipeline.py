@@ -42,9 +42,12 @@ def analyse_study(
     if scale is None:
         scale = pick_scale(study, store)
     plan = scale if isinstance(scale, Plan) else study.plan(scale)
-    records = store.records(study=study.name, run_ids=run_ids(study, plan))
+    expected = run_ids(study, plan)
+    records = store.records(study=study.name, run_ids=expected)
     report = analyse_records(study, records, plan, Path(out_dir) / "figures")
     report.run_counts = _counts(records, sweeps_of(study, plan))
+    report.runs_expected = len(expected)
+    report.runs_stored = sum(r.status != "running" for r in records)
     report.seconds = seconds or (time.perf_counter() - t0)
     return report
 

@@ -543,7 +543,7 @@ def _check_existing(path: Path) -> None:
     if header != _SQLITE_HEADER:
         raise _not_a_store(path, "it is not an SQLite database")
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        conn = _reader(path)
         try:
             tables = {
                 name: {row[1] for row in conn.execute(f"PRAGMA table_info({name})")}
@@ -582,38 +582,41 @@ def open_existing(results_dir: str | Path) -> Store:
 READ_TIMEOUT = 5.0  # seconds a reader waits for SQLite's rare reader locks (WAL recovery)
 
 
-def _connect_read_only(path: Path) -> sqlite3.Connection:
+def _reader(path: Path) -> sqlite3.Connection:
     """A connection that cannot write. In WAL mode a reader never waits for a writer's lock.
 
-    Where the store may be written (its file and folder), the connection is opened read-write with
-    `query_only` on, so it reads the WAL like any reader and, the last to close, tidies SQLite's
-    -wal / -shm files away as a writer would (a URI mode=ro connection would leave them behind).
-    Elsewhere (a read-only disk or file) it is opened with URI mode=ro, and where even the WAL
-    index (-shm) cannot be made, as immutable: safe there, as nothing can write to it either."""
+    Where the store may be written (its file and folder), it is opened read-write with `query_only`
+    on, so it reads the WAL like any reader and, the last to close, tidies SQLite's -wal / -shm files
+    away as a writer would (a URI mode=ro connection would leave them behind). Elsewhere (a
+    read-only disk or file) it is opened with URI mode=ro and, where even the WAL index (-shm)
+    cannot be made, as immutable: safe there, as nothing can write to it either."""
     uri = path.resolve().as_uri()
     writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
     queries = (["mode=rw"] if writable else []) + ["mode=ro", "mode=ro&immutable=1"]
-    conn = None
-    tables: set[str] = set()
     for i, query in enumerate(queries):
+        conn = sqlite3.connect(
+            f"{uri}?{query}", uri=True, timeout=READ_TIMEOUT, isolation_level=None
+        )
         try:
-            conn = sqlite3.connect(
-                f"{uri}?{query}", uri=True, timeout=READ_TIMEOUT, isolation_level=None
-            )
             conn.execute("PRAGMA query_only=ON")
-            tables = {
-                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-            }
-            break
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return conn
         except sqlite3.OperationalError as exc:
-            if conn is not None:
-                conn.close()
-                conn = None
-            if "locked" in str(exc):
+            conn.close()
+            if "locked" in str(exc) or i == len(queries) - 1:
                 raise
-            if i == len(queries) - 1:
-                raise _not_a_store(path, str(exc)) from None
-    assert conn is not None
+    raise AssertionError("unreachable")
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """`_reader`, or the empty store an empty store file is."""
+    try:
+        conn = _reader(path)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            raise
+        raise _not_a_store(path, str(exc)) from None
     if not {"runs", "members"} <= tables:
         # an empty store file (made but never written): read it as the empty store it is
         conn.close()
