@@ -145,9 +145,9 @@ def _out_of_memory(exc: BaseException) -> bool:
     oom = getattr(sys.modules.get("torch"), "OutOfMemoryError", None)
     if isinstance(oom, type) and isinstance(exc, oom):
         return True
-    text = str(exc)
-    return isinstance(exc, RuntimeError) and (
-        "can't allocate memory" in text or "out of memory" in text.lower()
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and any(
+        words in text for words in ("can't allocate memory", "not enough memory", "out of memory")
     )
 
 
