@@ -469,3 +469,53 @@ def test_an_unreachable_ray_address_fails_in_seconds_before_anything_is_written(
         line = one_error_line(err)
         assert code == 2 and f"127.0.0.1:{port}" in line and "no Ray cluster answers" in line
         assert not results.exists()  # no store, no report
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper reads /proc (Linux)")
+def test_a_sigkilled_drivers_own_ray_dies_with_it(tmp_path: Path):
+    # Ray's dashboard and runtime-env agents alone would live on for about a minute
+    psutil = pytest.importorskip("psutil")
+    pytest.importorskip("ray")
+    results = tmp_path / "results"
+    sweep = _sweep_file(tmp_path, 40, 0.3)
+    cmd = [
+        *CLI,
+        "sweep",
+        str(sweep),
+        "--backend",
+        "ray",
+        "--workers",
+        "1",
+        "--results",
+        str(results),
+    ]
+    driver = subprocess.Popen(
+        cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    tree: list = []
+    try:
+        deadline = time.time() + 180
+        while _count_ok(results / "learnability.db") < 1:
+            assert driver.poll() is None and time.time() < deadline, "the Ray sweep did not start"
+            time.sleep(0.1)
+        tree = psutil.Process(driver.pid).children(recursive=True)
+        names = {p.name() for p in tree}
+        assert {"raylet", "gcs_server"} <= names and any("Agent" in n for n in names), names
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+        killed = time.time()
+
+        def alive() -> list:
+            return [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+        while alive() and time.time() < killed + 10:
+            time.sleep(0.2)
+        left = [(p.pid, p.name()) for p in alive()]
+        assert not left, f"still alive 10 s after the driver died: {left}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+        for p in tree:
+            with contextlib.suppress(Exception):
+                p.kill()

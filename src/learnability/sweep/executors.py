@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -348,6 +349,7 @@ class RayExecutor:
             raise UserError("the ray backend needs Ray: pip install 'learnability[ray]'") from None
         self.ray = ray
         self._started_here = False
+        self._reaper: subprocess.Popen | None = None
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
             if any(not m.startswith("learnability.") for m in modules):
@@ -356,6 +358,7 @@ class RayExecutor:
                 env = {"PYTHONPATH": os.pathsep.join(_python_path())}
                 kwargs["runtime_env"] = {"env_vars": env}
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            before = set(_descendants(os.getpid()))
             try:
                 if address:
                     # a cluster on this host (loopback address): our driver stays on loopback too
@@ -384,6 +387,9 @@ class RayExecutor:
                     "'token')"
                 ) from None
             self._started_here = True
+            if not address:  # our own instance: the processes it started die with this driver
+                started = set(_descendants(os.getpid())) - before
+                self._reaper = start_reaper(sorted(started))
         cpus = int(ray.cluster_resources().get("CPU", workers or 1))
         # Ray queues tasks beyond its free CPUs itself; with an explicit worker count the number in
         # flight is what limits concurrency, so no extra is queued then
@@ -423,6 +429,78 @@ class RayExecutor:
         self._refs.clear()
         if self._started_here:
             self.ray.shutdown()
+        if self._reaper is not None:
+            self._reaper.poll()  # it ends by itself once Ray's processes are gone
+
+
+# -- Ray's own processes die with the driver ----------------------------------------------------------
+# A Ray started here (gcs_server, raylet, the dashboard and runtime-env agents) is Ray's, not ours:
+# the GCS and raylet share the driver's fate, but the two agents, on noticing the raylet gone, try
+# for 60 s to report it to the GCS that died with it (about 62 s measured after a SIGKILL of the
+# driver, ~170 MB). A reaper process, started in its own session so it outlives the driver, watches
+# the driver (pid and start time) and SIGKILLs the processes Ray started, each checked by its own
+# start time, the moment the driver is gone; it ends by itself when they end first (a clean
+# shutdown). Linux only (/proc); elsewhere the agents' own 60 s bound stands.
+_REAPER = r"""
+import os, signal, sys, time
+def ticks(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+driver, driver_ticks = sys.argv[1].split(":")
+targets = [t.split(":") for t in sys.argv[2:]]
+while True:
+    alive = [(pid, t) for pid, t in targets if ticks(pid) == t]
+    if not alive:
+        break
+    if ticks(driver) != driver_ticks:
+        for pid, _ in alive:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+        break
+    time.sleep(0.25)
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc; [] elsewhere)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def start_reaper(pids: list[int]) -> subprocess.Popen | None:
+    """Start the reaper of `pids` (see above) for this driver; None where there is nothing to do."""
+    targets = [f"{pid}:{t}" for pid in pids if (t := process_start_ticks(pid))]
+    driver, ticks = _driver_id()
+    if not targets or not ticks:
+        return None
+    return subprocess.Popen(
+        [sys.executable, "-S", "-c", _REAPER, f"{driver}:{ticks}", *targets],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
 
 
 # Ray turns a node address of 127.0.0.1 into the host's external address ("remotely reachable",
