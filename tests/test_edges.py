@@ -212,3 +212,18 @@ def test_report_fields_and_claims_md_cells_are_escaped():
     row = next(line for line in md.splitlines() if line.startswith("| **s/c**"))
     assert "<script>" not in row and "&lt;script&gt;" in row
     assert row.count(" | ") == 7  # the cell's own pipe is escaped: still eight cells
+
+
+def test_results_json_is_strict_json_with_nan_metrics(tmp_path, capsys):
+    sweep = tmp_path / "n.yaml"
+    sweep.write_text("name: edge/nan\njob: testing.probe\nbase: {x: .nan}\n")
+    results = tmp_path / "r"
+    assert run_cli(["sweep", sweep, "--workers", "0", "--results", results], capsys)[0] == 0
+    code, out, err = run_cli(["results", "--results", results, "--format", "json"], capsys)
+    assert code == 0, err
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"{name} is not JSON")
+
+    (row,) = json.loads(out, parse_constant=refuse)
+    assert row["metrics"]["value"] is None and row["config"]["x"] is None

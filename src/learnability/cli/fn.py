@@ -23,6 +23,7 @@ from rich.table import Table
 from learnability.boolean.analysis import SensitivityProfile, profile
 from learnability.boolean.functions import ZOO, resolve_function
 from learnability.errors import UserError
+from learnability.jsonsafe import json_safe
 from learnability.paths import atomic_path, check_writable_file, path_option
 
 # Declared limits of `fn profile --samples`: beyond them a run takes hours, so it is refused up front.
@@ -107,7 +108,7 @@ def profile_command(
     with _SamplingProgress(samples, f.n) as progress:
         result = profile(f, samples=samples, seed=seed, progress=progress)
     if json_out:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(json.dumps(json_safe(result.to_dict(), "string"), indent=2, allow_nan=False))
     else:
         _print_profile(result)
     if plot is not None:

@@ -32,6 +32,7 @@ from typer.core import TyperCommand
 
 from learnability.checkpoints import check_resume_source
 from learnability.errors import UserError, check_choice
+from learnability.jsonsafe import json_safe
 from learnability.paths import (
     atomic_path,
     atomic_write_text,
@@ -310,9 +311,9 @@ def results_command(
         _print_table(console, all_columns, rows)
         return
     if format == "json":
-        text = json.dumps(
-            [{"config": r.config, "metrics": r.metrics, **_plain(r)} for r in records], indent=1
-        )
+        # strict JSON (a diverged run's NaN → null, ±inf → "inf" / "-inf"): any parser reads it
+        rows_json = [{"config": r.config, "metrics": r.metrics, **_plain(r)} for r in records]
+        text = json.dumps(json_safe(rows_json, "string"), indent=1, allow_nan=False)
     elif format == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=all_columns, extrasaction="ignore")

@@ -25,6 +25,7 @@ checkpoints, figures: written by the run itself).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -182,7 +183,9 @@ class Store:
         _check_existing(
             self.path
         )  # a file that is not a store is refused before anything is written
+        self._tidy_on_close = False
         if read_only:
+            self._tidy_on_close = not _side_files(self.path)
             self._conn = _connect_read_only(self.path)
             return
         self.root.mkdir(parents=True, exist_ok=True)
@@ -223,6 +226,8 @@ class Store:
 
     def close(self) -> None:
         self._conn.close()
+        if self._tidy_on_close:  # a reader leaves the folder as it found it
+            _tidy(self.path)
 
     def __enter__(self) -> Store:
         return self
@@ -542,6 +547,7 @@ def _check_existing(path: Path) -> None:
         return  # an empty file: SQLite makes a new database of it
     if header != _SQLITE_HEADER:
         raise _not_a_store(path, "it is not an SQLite database")
+    had_side_files = _side_files(path)
     try:
         conn = _reader(path)
         try:
@@ -551,7 +557,11 @@ def _check_existing(path: Path) -> None:
             }
         finally:
             conn.close()
+            if not had_side_files:
+                _tidy(path)
     except sqlite3.DatabaseError as exc:
+        if "locked" in str(exc):
+            raise
         raise _not_a_store(path, str(exc)) from None
     for table, needed in _REQUIRED_COLUMNS.items():
         if table in tables and not needed <= tables[table]:
@@ -582,30 +592,64 @@ def open_existing(results_dir: str | Path) -> Store:
 READ_TIMEOUT = 5.0  # seconds a reader waits for SQLite's rare reader locks (WAL recovery)
 
 
-def _reader(path: Path) -> sqlite3.Connection:
-    """A connection that cannot write. In WAL mode a reader never waits for a writer's lock.
+def _side_files(path: Path) -> bool:
+    """Whether SQLite's -wal or -shm file of the store exists (a writer has it, or crashed)."""
+    return any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
 
-    Where the store may be written (its file and folder), it is opened read-write with `query_only`
-    on, so it reads the WAL like any reader and, the last to close, tidies SQLite's -wal / -shm files
-    away as a writer would (a URI mode=ro connection would leave them behind). Elsewhere (a
-    read-only disk or file) it is opened with URI mode=ro and, where even the WAL index (-shm)
-    cannot be made, as immutable: safe there, as nothing can write to it either."""
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection (URI mode=ro: nothing can be written through it). In WAL mode a reader
+    never waits for a writer's lock.
+
+    Right after a crash the WAL index must be rebuilt, which takes write access: where the store is
+    writable a plain connection rebuilds it (reading only), then the read-only one reads. On a
+    read-only disk whose store has no WAL to apply it is opened as immutable (nothing can write to it
+    there); a WAL that cannot be read there is refused, not ignored (it holds committed runs)."""
     uri = path.resolve().as_uri()
-    writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
-    queries = (["mode=rw"] if writable else []) + ["mode=ro", "mode=ro&immutable=1"]
-    for i, query in enumerate(queries):
+
+    def connect(query: str) -> sqlite3.Connection:
         conn = sqlite3.connect(
             f"{uri}?{query}", uri=True, timeout=READ_TIMEOUT, isolation_level=None
         )
         try:
-            conn.execute("PRAGMA query_only=ON")
             conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
-            return conn
-        except sqlite3.OperationalError as exc:
+        except BaseException:
             conn.close()
-            if "locked" in str(exc) or i == len(queries) - 1:
-                raise
-    raise AssertionError("unreachable")
+            raise
+        return conn
+
+    try:
+        return connect("mode=ro")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            raise
+        if _writable(path):
+            with contextlib.closing(sqlite3.connect(path, timeout=READ_TIMEOUT)) as conn:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # recovery
+            return connect("mode=ro")
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise sqlite3.OperationalError(
+                f"its write-ahead log cannot be read on this read-only disk ({exc}); copy the "
+                "results folder to a writable disk"
+            ) from None
+        return connect("mode=ro&immutable=1")
+
+
+def _tidy(path: Path) -> None:
+    """Remove the -wal / -shm files a read-only connection made (it cannot remove them itself): a
+    plain connection, the last to close, does; where a writer holds them, they stay."""
+    if not _writable(path):
+        return
+    with (
+        contextlib.suppress(sqlite3.Error),
+        contextlib.closing(sqlite3.connect(path, timeout=0)) as conn,
+    ):
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
 
 
 def _connect_read_only(path: Path) -> sqlite3.Connection:
