@@ -77,8 +77,8 @@ def save_as(figure: Figure, path: Path, xcategories: list[str] | None = None) ->
     for ax in flat[len(figure.panels) :]:
         ax.set_visible(False)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130, bbox_inches="tight", format=suffix[1:])
+    with atomic_path(path) as tmp:  # a kill or a full disk never leaves a truncated figure
+        fig.savefig(tmp, dpi=130, bbox_inches="tight", format=suffix[1:])
     plt.close(fig)
     return path
 
