@@ -414,6 +414,7 @@ _VERDICT_STYLE = {
     "not reproduced": "red",
     "inconclusive": "yellow",
     "vacuous": "magenta",
+    "not run": "dim",
 }
 
 
@@ -423,7 +424,8 @@ def _print_claims(console: Console, report: Any) -> None:
     table = Table(show_header=False, box=None, padding=(0, 1))
     for c in report.claims:
         style = _VERDICT_STYLE.get(c.verdict, "")
-        table.add_row(f"[{style}]{c.verdict}[/]", "robust" if c.robust else "fragile", c.title)
+        robust = {True: "robust", False: "fragile", None: "untested"}[c.robust]
+        table.add_row(f"[{style}]{c.verdict}[/]", robust, c.title)
     console.print(table)
     console.print(
         f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s"
@@ -481,36 +483,48 @@ def report_command(
     scale: Annotated[
         str | None, typer.Option(help="quick or paper (default: the scale found in the store)")
     ] = None,
+    study_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--study-file",
+            help="also report a study file's runs (docs/STUDIES.md)",
+            parser=path_option,
+        ),
+    ] = None,
 ) -> None:
     """Analyse stored runs and write the HTML report with figures (PNG + PDF) and claims."""
+    from learnability.cli.study import load_study_files
 
-    if scale is not None:
+    if scale is not None and (study or not study_file):
         check_choice("scale", scale, _SCALES)
     for name in study or []:
         check_choice("study", name, available_studies())
+    files = load_study_files(list(study_file or []), scale)
     out = out or results / "report"
     check_output_dir(out, REPORT_FILES, "--out")
     console = _console()
     with open_existing(results) as store:
         names = list(study or [])
         present = set(store.studies())
-        if not names:
+        if not names and not files:
             names = [n for n in available_studies() if n in present]
             if not names:
                 raise UserError(
                     f"the store in {str(results)!r} has no runs of any study "
                     f"({', '.join(available_studies())}); run `learnability reproduce` first"
                 )
-        absent = [n for n in names if n not in present]
+        runs_of = {n: f"reproduce --study {n}" for n in names}
+        runs_of.update({f.name: f"study run {p}" for f, p in zip(files, study_file or [])})
+        absent = [n for n in runs_of if n not in present]
         if absent:
             raise UserError(
                 f"the store in {str(results)!r} has no runs of study {absent[0]!r}; run "
-                f"`learnability reproduce --study {absent[0]}` first, or report one of: "
+                f"`learnability {runs_of[absent[0]]}` first, or report one of: "
                 f"{', '.join(sorted(present)) or '(none)'}"
             )
         reports, errors = [], {}
         claim_output_dir(out, REPORT_FILES)
-        for s in _studies(names):
+        for s in [*(_studies(names) if names else []), *files]:
             t0 = time.perf_counter()
             try:
                 reports.append(analyse_study(s, store, scale, out))
@@ -519,7 +533,7 @@ def report_command(
                 reports.append(
                     error_report(
                         s,
-                        scale or "quick",
+                        str(scale or getattr(s, "default_scale", "quick")),
                         f"analysis failed: {errors[s.name]}",
                         time.perf_counter() - t0,
                     )
@@ -574,65 +588,34 @@ def reproduce_command(
             help="validate every run's config, print the run counts and cost, run nothing",
         ),
     ] = False,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            help="wall time (90s, 60m, 2h) for the whole command: after the fixed plan, add seeds "
+            "to undecided claims until they are decided or the time is spent (adaptive verdicts)"
+        ),
+    ] = None,
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
 
-    # bad input is refused here, before any study runs or any report (empty or not) is written
+    from learnability.cli.study import run_studies
+
     check_choice("scale", scale, _SCALES)
-    check_run_options(backend, workers, address, device, 1, cli=True)
     studies = _studies(list(study or []))
-    out = out or results / "report"
-    check_writable_dir(results, "--results")
-    check_output_dir(out, REPORT_FILES, "--out")
     if dry_run:
+        # bad input is refused first, as the real run would refuse it; then nothing is written
+        check_run_options(backend, workers, address, device, 1, cli=True)
+        check_writable_dir(results, "--results")
+        check_output_dir(out or results / "report", REPORT_FILES, "--out")
         dry_run_studies(studies, scale, results)
         return
-    console = _console()
-    reports, errors = [], {}
-    with Store(results) as store:
-        claim_output_dir(out, REPORT_FILES)
-        for s in studies:
-            t0 = time.perf_counter()
-            console.rule(f"[bold]{s.name}[/] — {s.title}")
-            sweeping = True  # a UserError while the runs start is bad input: stop, exit 2
-            try:
-                plan = s.plan(scale)
-                console.print(f"cost estimate ({scale}): {s.estimate(plan)}")
-                summary = run_sweep(
-                    sweeps_of(s, plan),
-                    store,
-                    backend=backend,
-                    workers=workers,
-                    address=address,
-                    device=device,
-                    retry_failed=retry_failed,
-                )
-                sweeping = False
-                console.print(f"runs: {summary.line()}")
-                report = analyse_study(s, store, plan, out, seconds=time.perf_counter() - t0)
-                report.seconds = time.perf_counter() - t0
-                reports.append(report)
-                _print_claims(console, report)
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:  # one broken study must not take the others down
-                if sweeping and isinstance(exc, UserError):
-                    raise  # e.g. a Ray cluster that cannot be reached: every study would fail
-                errors[s.name] = _describe(exc)
-                seconds = time.perf_counter() - t0
-                reports.append(error_report(s, scale, f"study failed: {errors[s.name]}", seconds))
-                console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
-    path = _write_report(reports, out)
-    console.print(f"\nclaims: {headline_text(reports)}")
-    console.print(f"report: {path.resolve()}")
-    console.print(f"figures: {(out / 'figures').resolve()}")
-    warn_incomplete(reports)
-    if errors:
-        # (typer.Exit's code is dropped under standalone_mode=False, which the root command uses)
-        sys.exit(1)
+    run_studies(
+        studies, scale=scale, backend=backend, address=address, workers=workers,
+        results=results, device=device, out=out, retry_failed=retry_failed, budget=budget,
+    )  # fmt: skip
 
 
-def dry_run_studies(studies: list[Any], scale: str, results: Path) -> int:
+def dry_run_studies(studies: list[Any], scale: str | None, results: Path) -> int:
     """`reproduce --dry-run`: expand every sweep of every study at `scale` (each run's config built and
     checked, as the real run would), print per study the runs and the plan's cost estimate (and how
     many are finished in the store, read-only, when there is one). Writes nothing; returns the runs."""
@@ -648,6 +631,6 @@ def dry_run_studies(studies: list[Any], scale: str, results: Path) -> int:
         total += len(ids)
         done = f", {len(ids & stored)} finished in the store" if stored else ""
         cost = f"; {plan.cost}" if plan.cost else ""
-        console.print(f"{s.name} ({scale}): {len(ids)} runs{done}{cost}")
+        console.print(f"{s.name} ({plan.scale}): {len(ids)} runs{done}{cost}")
     console.print(f"{total} runs in all, every config checked (dry run: nothing run or written)")
     return total
