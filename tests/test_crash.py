@@ -140,18 +140,29 @@ _COMMANDS = [
     (["fn", "list"], "learnability.cli.fn.Table"),
     (["train", "task.n=4", "--out", "{tmp}/run"], "learnability.cli.train.run_train"),
     (["measure", "{model}"], "learnability.cli.train.run_measures"),
-    (["sweep", "{sweep}", "--results", "{tmp}/r", "--workers", "0"], "learnability.cli.sweep.run_sweep"),
+    (["sweep", "{sweep}", "--results", "{tmp}/r", "--workers", "0"], "learnability.sweep.runner._drive"),
     (["results", "--results", "{store}"], "learnability.cli.sweep.record_rows"),
     (["report", "--results", "{store}", "--study", "volume"], "learnability.cli.sweep.open_existing"),
-    (["reproduce", "--study", "volume", "--results", "{tmp}/r"], "learnability.cli.sweep.run_sweep"),
+    (["reproduce", "--study", "volume", "--results", "{tmp}/r"], "learnability.sweep.runner._drive"),
+    (["study", "run", "{study}", "--results", "{tmp}/r"], "learnability.sweep.runner._drive"),
+    (["plot", "demo/p", "--x", "x", "--y", "value", "--results", "{store}"], "learnability.frame.results"),
+    (["config", "show", "train"], "learnability.config.describe"),
 ]  # fmt: skip
 
 
+@pytest.mark.timeout(60)  # a patch that misses would run the real command: fail, do not wait
 @pytest.mark.parametrize("argv, target", _COMMANDS, ids=[" ".join(c[0][:2]) for c in _COMMANDS])
 def test_ctrl_c_in_every_command_is_exit_130_and_one_line(
     argv, target, tmp_path, monkeypatch, capsys
 ):
     values = {"tmp": str(tmp_path), "sweep": str(_sweep_file(tmp_path, 1, 0.0))}
+    if "{study}" in argv:
+        values["study"] = str(tmp_path / "mine.py")
+        (tmp_path / "mine.py").write_text(
+            "from learnability.studies import Plan, Study, Sweep\n"
+            "def sweeps(plan):\n    return [Sweep('mine/probe', 'testing.probe', grid={'x': [1.0]})]\n"
+            "STUDY = Study('mine', 't', 'p', 'n', {'quick': Plan('quick', None)}, sweeps, lambda p: [])\n"
+        )
     if "{model}" in argv:
         values["model"] = str(_model(tmp_path))
     if "{store}" in argv:
