@@ -2,8 +2,11 @@
 
 Studies and claims describe what to draw with these dataclasses and never touch matplotlib; the
 report renders them (`learnability.report.render`). Every panel names both axes (with units where
-there are units). Builders at the bottom turn observations into the usual shapes (mean and 95%
-interval per x, one series per group).
+there are units). A series whose x are strings is drawn on a named categorical axis (categories in
+the order they first appear across the panel's series), so bars and length buckets carry their names,
+not 0/1/2. Reference lines (`Ref`) say what they are — a chance line, the control, a band edge, a
+baseline — and are drawn in that role's style with their label in the legend. Builders at the bottom
+turn observations into the usual shapes (mean and 95% interval per x, one series per group).
 """
 
 from __future__ import annotations
@@ -49,6 +52,33 @@ class Matrix:
     yticklabels: list[str] | None = None
 
 
+RefRole = Literal["reference", "chance", "control", "band", "baseline"]
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A labelled reference line: what the data are compared against. `role` picks its style (a band
+    edge is drawn red, a control orange, a chance line grey ...); the label goes to the legend."""
+
+    at: float
+    label: str
+    role: RefRole = "reference"
+    color: str | None = None  # None: the role's colour
+    over: str | None = None  # a category: drawn across that bar's slot only (the bar it judges)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A shaded range of y, e.g. the zone between a rule's band edges where a verdict is inconclusive."""
+
+    lo: float
+    hi: float
+    label: str
+    role: RefRole = "band"
+    color: str | None = None
+    over: str | None = None  # a category: shaded across that bar's slot only
+
+
 @dataclass
 class Panel:
     title: str
@@ -57,8 +87,10 @@ class Panel:
     series: list[Series] = field(default_factory=list)
     histograms: list[Histogram] = field(default_factory=list)
     matrix: Matrix | None = None
-    hlines: list[tuple[float, str]] = field(default_factory=list)  # (y, label): chance, nulls
-    vlines: list[tuple[float, str]] = field(default_factory=list)
+    # (y, label) pairs or `Ref`s: chance, nulls, controls, band edges
+    hlines: list[tuple[float, str] | Ref] = field(default_factory=list)
+    vlines: list[tuple[float, str] | Ref] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
     logx: bool = False
     logy: bool = False
     ylim: tuple[float, float] | None = None
@@ -72,15 +104,23 @@ class Panel:
 
 @dataclass
 class Figure:
+    """Panels drawn side by side, `ncols` a row (default: all in one row, up to 3). Every panel has
+    the same size in every figure, and the report shows each figure at a width proportional to its
+    columns, so panels look alike wherever they are. `claims` names the claims (their slugs) the figure
+    shows evidence for, besides those that name the figure themselves; the report links both ways."""
+
     name: str
     caption: str
     panels: list[Panel]
-    ncols: int | None = None  # default: all panels in one row (up to 3 a row)
+    ncols: int | None = None
+    claims: tuple[str, ...] = ()
 
 
 @dataclass
 class Table:
-    """A small table for the report (a count table, greedy text samples)."""
+    """A small table for the report (a count table, greedy text samples). A cell may hold a
+    `stats.Estimate`: it is printed as `value [lo, hi]` exactly as claim cards print theirs, so a
+    table that takes its numbers from the estimates a rule judged shows the same interval."""
 
     title: str
     columns: list[str]
@@ -138,5 +178,6 @@ def _order(value: Any) -> tuple[int, float, str]:
 
 
 __all__ = [
-    "Figure", "Histogram", "Matrix", "Panel", "Series", "Table", "grouped_series", "mean_series",
+    "Figure", "Histogram", "Matrix", "Panel", "Ref", "Series", "Span", "Table", "grouped_series",
+    "mean_series",
 ]  # fmt: skip
