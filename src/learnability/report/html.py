@@ -57,7 +57,7 @@ a { color: #0b57a4; }
 code { font-size: .85rem; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; margin: .6em 0; font-size: .85rem; }
 th, td { border: 1px solid #d5d5d8; padding: .3em .45em; vertical-align: top; text-align: left;
-         overflow-wrap: anywhere; hyphens: auto; }
+         overflow-wrap: break-word; hyphens: auto; }
 th { background: #f2f2f5; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.zero { color: #888; }
@@ -131,6 +131,8 @@ def verdict_text(c: ClaimResult) -> str:
 
 
 def robustness_text(c: ClaimResult) -> str:
+    """ "robust under j of k effective alternatives (m no-op)" from a new-style row's summary; for an
+    old row, how many of its alternatives agree."""
     summary = _get(c, "robustness_summary")
     state = robustness_state(c)
     if c.verdict == NOT_RUN:
@@ -138,8 +140,11 @@ def robustness_text(c: ClaimResult) -> str:
     if isinstance(summary, dict) and "effective" in summary:
         k, j, m = summary.get("effective", 0), summary.get("agree", 0), summary.get("no_op", 0)
         q = summary.get("not_evaluated", 0)
-        text = f"{state}: under {j} of {k} effective alternatives ({m} no-op"
-        return text + (f", {q} not evaluated)" if q else ")")
+        extra = f"{m} no-op" + (f", {q} not evaluated" if q else "")
+        if state == "untested":
+            return f"untested: no alternative changed the evidence ({extra})"
+        lead = "robust under" if state == "robust" else "fragile: the verdict holds under"
+        return f"{lead} {j} of {k} effective alternatives ({extra})"
     agree = sum(1 for r in c.robustness if r.get("verdict") == c.verdict)
     return f"{state}: {agree} of {len(c.robustness)} alternatives agree"
 
@@ -465,10 +470,24 @@ def _figure_html(
 
 
 # -- tables -------------------------------------------------------------------------------------------------
+_LONG = re.compile(r"\S{16,}")
+
+
+def _breakable(text: str) -> str:
+    """Escaped text whose long unbroken tokens (run ids, paths, joined names) may wrap after a
+    delimiter or every 12 characters, so a wide table fits its page without breaking words."""
+
+    def soften(m: re.Match[str]) -> str:
+        token = re.sub(r"([_/.,=:;|-])", "\\1\0", m.group(0))
+        return "\0".join(re.sub(r"(.{12})", "\\1\0", piece) for piece in token.split("\0"))
+
+    return re.sub("\0+", "<wbr>", _e(_LONG.sub(soften, str(text))))
+
+
 def _table_html(table: Any) -> str:
-    head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
+    head = "".join(f"<th>{_breakable(c)}</th>" for c in table.columns)
     body = "".join(
-        "<tr>" + "".join(f"<td>{_e(cell_text(v))}</td>" for v in row) + "</tr>"
+        "<tr>" + "".join(f"<td>{_breakable(cell_text(v))}</td>" for v in row) + "</tr>"
         for row in table.rows
     )
     caption = f"<p class='meta'>{_e(table.caption)}</p>" if table.caption else ""

@@ -1,4 +1,4 @@
-"""A small DevTools-protocol client for headless Chromium, for tests (the library never needs a browser).
+"""A small DevTools-protocol (CDP) client for headless Chromium, for tests (the library never needs a browser).
 
 Chromium is started with `--remote-debugging-pipe`: the protocol's JSON messages travel over two
 inherited file descriptors (3: commands in, 4: replies out, each message ended by a NUL byte), so no
@@ -15,6 +15,7 @@ directory and the flags that keep a headless browser off the network.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -131,20 +132,16 @@ class Browser:
         return page
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(ProtocolError, OSError):
             self.call("Browser.close")
-        except (ProtocolError, OSError):
-            pass
         try:
             self._process.wait(10)
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait(10)
         for fd in (self._out, self._in):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self._profile, ignore_errors=True)
 
     def __enter__(self) -> Browser:
@@ -173,9 +170,7 @@ class Page:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             state = self.evaluate("document.readyState")
-            pending = self.evaluate(
-                "Array.from(document.images).filter(i => !i.complete).length"
-            )
+            pending = self.evaluate("Array.from(document.images).filter(i => !i.complete).length")
             if state == "complete" and pending == 0:
                 return
             time.sleep(0.1)
@@ -190,8 +185,13 @@ class Page:
             raise ProtocolError(f"{expression[:60]}...: {reply['exceptionDetails']}")
         return reply["result"].get("value")
 
-    def screenshot(self, path: Path, full_page: bool = False, clip: dict[str, float] | None = None) -> Path:
-        params: dict[str, Any] = {"format": "png", "captureBeyondViewport": full_page or clip is not None}
+    def screenshot(
+        self, path: Path, full_page: bool = False, clip: dict[str, float] | None = None
+    ) -> Path:
+        params: dict[str, Any] = {
+            "format": "png",
+            "captureBeyondViewport": full_page or clip is not None,
+        }
         if full_page:
             size = self.evaluate(
                 "({w: document.documentElement.scrollWidth, h: document.documentElement.scrollHeight})"
