@@ -206,7 +206,8 @@ def headline_text(reports: list[StudyReport]) -> str:
     parts = []
     for verdict, n in headline(reports).items():
         if n["total"]:
-            split = ", ".join(f"{n[k]} {k}" for k in ROBUSTNESS if n[k])
+            split = f"{n['robust']} robust, {n['fragile']} fragile"
+            split += f", {n['untested']} untested" if n["untested"] else ""
             parts.append(f"{n['total']} {verdict} ({split})")
     return ", ".join(parts) or "no claims"
 

@@ -119,17 +119,18 @@ def build(figure: Figure) -> tuple[Any, int]:
             _log_minor_labels(ax)
         shared = _shared_legend(fig, used, ncols)
         legend = used[0].get_legend() if used else None
-        if n == 1 and legend is not None:
+        right = n == 1 and legend is not None
+        if right and legend is not None:
             # one panel: its legend goes to the right, and the figure shows two columns wide
             fig.set_size_inches(PANEL_WIDTH * 2, PANEL_HEIGHT)
             legend.set_loc("upper left")
             legend.set_bbox_to_anchor((1.03, 1.0), transform=used[0].transAxes)
             ncols = 2
-        elif not shared:
-            _grow_for_legends(fig, used, ncols)
-        fig.canvas.draw()
+        fig.canvas.draw()  # one layout pass: tick labels and legends measured where they are
         for ax, panel in zip(used, figure.panels):
             _thin_ticklabels(ax, bool(_categories(panel.series)))
+        if not (shared or right):
+            _legends_below(fig, used, ncols)  # changes the height only: the thinning still holds
     return fig, ncols
 
 
@@ -263,10 +264,10 @@ def _draw_matrix(ax: Any, panel: Panel) -> None:
     ax.grid(False)
 
 
-def _grow_for_legends(fig: Any, axes: list[Any], ncols: int) -> None:
+def _legends_below(fig: Any, axes: list[Any], ncols: int) -> None:
     """Put each legend just below its panel's x axis (a fixed distance in inches, so later layout
-    passes keep it there) and make the figure tall enough to hold the tallest legend of each row."""
-    fig.canvas.draw()
+    passes keep it there) and make the figure taller by the tallest legend of each row (measured in
+    the last draw, where the legends still sat inside their panels)."""
     renderer = fig.canvas.get_renderer()
     rows: dict[int, float] = {}
     for i, ax in enumerate(axes):
@@ -276,9 +277,6 @@ def _grow_for_legends(fig: Any, axes: list[Any], ncols: int) -> None:
             rows[i // ncols] = max(rows.get(i // ncols, 0.0), height)
     if not rows:
         return
-    width, height = fig.get_size_inches()
-    fig.set_size_inches(width, height + sum(rows.values()) + 0.1 * len(rows))
-    fig.canvas.draw()
     for ax in axes:
         legend = ax.get_legend()
         if legend is None:
@@ -287,32 +285,50 @@ def _grow_for_legends(fig: Any, axes: list[Any], ncols: int) -> None:
         drop = (ax.get_window_extent(renderer).y0 - axis.y0) / fig.dpi if axis is not None else 0.4
         below = ax.transAxes + ScaledTranslation(0, -(drop + 0.04), fig.dpi_scale_trans)
         legend.set_bbox_to_anchor((0.5, 0.0), transform=below)
+    width, height = fig.get_size_inches()
+    fig.set_size_inches(width, height + sum(rows.values()) + 0.1 * len(rows))
 
 
 def _thin_ticklabels(ax: Any, categorical: bool) -> None:
-    """Hide tick labels that would overlap a neighbour (major ticks first, then minor ones); category
-    names are never hidden (they are wrapped instead)."""
+    """Hide tick labels that would overlap a neighbour: every k-th major label for the smallest k
+    that fits (so the labels stay evenly spaced), then the minor labels that fit between them.
+    Category names are never hidden (they are wrapped instead)."""
     renderer = ax.figure.canvas.get_renderer()
     axes = [(ax.yaxis, False)] if categorical else [(ax.xaxis, True), (ax.yaxis, False)]
     for axis, horizontal in axes:
-        kept: list[Any] = []
-        for which in ("major", "minor"):
-            labels = [
-                t for t in axis.get_ticklabels(which=which) if t.get_visible() and t.get_text()
-            ]
-            for label in labels:
-                box = label.get_window_extent(renderer).expanded(1.0, 1.0)
-                pad = 4.0
-                clash = any(
-                    (box.x0 - pad < k.x1 and k.x0 < box.x1 + pad)
-                    if horizontal
-                    else (box.y0 - pad < k.y1 and k.y0 < box.y1 + pad)
-                    for k in kept
-                )
-                if clash:
-                    label.set_visible(False)
-                else:
-                    kept.append(box)
+        majors = _shown_labels(axis, "major", horizontal, renderer)
+        step = next(
+            k for k in range(1, len(majors) + 2)
+            if not any(_clash(a[1], b[1], horizontal) for a, b in zip(majors[::k], majors[::k][1:]))
+        )  # fmt: skip
+        kept = [box for _, box in majors[::step]]
+        for i, (label, _) in enumerate(majors):
+            label.set_visible(i % step == 0)
+        for label, box in _shown_labels(axis, "minor", horizontal, renderer):
+            if any(_clash(box, k, horizontal) for k in kept):
+                label.set_visible(False)
+            else:
+                kept.append(box)
+
+
+def _shown_labels(axis: Any, which: str, horizontal: bool, renderer: Any) -> list[tuple[Any, Any]]:
+    """(label, its box) of the labelled ticks inside the view, in order; labels outside are hidden."""
+    lo, hi = sorted(axis.get_view_interval())
+    slack = (hi - lo) * 1e-9
+    out = []
+    for t in axis.get_ticklabels(which=which):
+        where = t.get_position()[0 if horizontal else 1]
+        if t.get_visible() and t.get_text() and lo - slack <= where <= hi + slack:
+            out.append((t, t.get_window_extent(renderer)))
+        elif t.get_text():
+            t.set_visible(False)
+    return sorted(out, key=lambda tb: tb[1].x0 if horizontal else tb[1].y0)
+
+
+def _clash(a: Any, b: Any, horizontal: bool, pad: float = 4.0) -> bool:
+    if horizontal:
+        return bool(a.x0 - pad < b.x1 and b.x0 < a.x1 + pad)
+    return bool(a.y0 - pad < b.y1 and b.y0 < a.y1 + pad)
 
 
 def smallest_text(fig: Any) -> float:
