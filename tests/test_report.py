@@ -307,6 +307,7 @@ def test_log_tick_labels_never_overlap():
                    logx=True, logy=True)  # fmt: skip
     fig, _ = render.build(Figure("logs", "c", [panel, narrow]))
     try:
+        fig.canvas.draw()  # as saving does: the layout runs again, the thinned ticks stay put
         for ax in fig.axes:
             for axis in (ax.xaxis, ax.yaxis):
                 boxes = _visible_boxes(axis)
@@ -327,5 +328,19 @@ def test_bars_are_named_on_their_axis_not_in_a_legend():
         assert names == ["random width 64", "chance line"]
         legend = [t.get_text() for t in ax.get_legend().get_texts()]
         assert not any(n in legend for n in names)  # the legend explains the bands only
+    finally:
+        plt.close(fig)
+
+
+def test_named_categories_keep_the_panel_order_and_lines_follow_it():
+    buckets = ["1-8", "9-16", "17-32"]
+    series = Series("acc", ["17-32", "1-8", "9-16"], [0.5, 0.9, 0.8])  # e.g. sorted as strings
+    fig, _ = render.build(Figure("b", "c", [Panel("p", "length bucket", "accuracy", series=[series],
+                                                  categories=buckets)]))  # fmt: skip
+    try:
+        (ax,) = fig.axes
+        assert [t.get_text() for t in ax.get_xticklabels()] == buckets
+        (line,) = ax.get_lines()
+        assert list(line.get_xdata()) == [0, 1, 2] and list(line.get_ydata()) == [0.9, 0.8, 0.5]
     finally:
         plt.close(fig)

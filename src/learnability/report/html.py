@@ -383,13 +383,14 @@ def _power(c: ClaimResult) -> str:
 
 
 def _scale_text(c: ClaimResult, common: str) -> str:
+    """The claim's scale and its own deviations; the study-wide ones (`common`) are printed once
+    above the claims and referred to here."""
     note = c.scale_note
     if common and note.startswith(common):
-        note = note[len(common) :].strip()
-        note = note + (
-            " (plus the study's deviations above)" if note else "the study's deviations above"
-        )
-    return c.scale + (f" — {note}" if note else "")
+        own = note[len(common) :].strip()
+        return c.scale + (f": {own} (and the study-wide deviations above)" if own else
+                          " (the study-wide deviations above)")  # fmt: skip
+    return c.scale + (f": {note}" if note else "")
 
 
 def _claim_html(
@@ -536,7 +537,8 @@ def _study_html(report: StudyReport, out_dir: Path) -> str:
     common = common_note(report.claims)
     if common:
         parts.append(
-            f"<div class='note'><b>At the {_e(report.scale)} scale</b> (every claim): {_e(common)}</div>"
+            f"<div class='note'><b>Deviations at the {_e(report.scale)} scale</b> (every claim): "
+            f"{_e(common)}</div>"
         )
     if report.error:
         parts.append(f"<div class='error'>{_e(report.error)}</div>")
@@ -597,7 +599,8 @@ def claims_markdown(reports: list[StudyReport]) -> str:
             lines += [f"> **Stored runs:** {missing}", ""]
         common = common_note(r.claims)
         if common:
-            lines += [*textwrap.wrap(f"At the {r.scale} scale (every claim): {common}", 100), ""]
+            text = f"**Deviations at the {r.scale} scale** (every claim): {common}"
+            lines += [*textwrap.wrap(text, 100, break_on_hyphens=False), ""]
         if r.error:
             lines += [f"> **error:** {r.error}", ""]
         for c in r.claims:
@@ -628,12 +631,12 @@ def claims_markdown(reports: list[StudyReport]) -> str:
                     "earlier rules",
                     "; ".join(f"v{h['version']} → {h['verdict']}" for h in c.history[1:]),
                 )
-            note = _scale_text(c, common)
-            if note != c.scale:
-                lines += _wrap("scale", note)
+            if c.scale_note and c.scale_note.strip() != common:
+                lines += _wrap("scale", _scale_text(c, common))
             figs = claim_figures(r, c)
             if figs:
-                lines += _wrap("figure", ", ".join(f"figures/{r.study}_{n}.png" for n in figs))
+                links = ", ".join(f"[{n}](figures/{r.study}_{n}.png)" for n in figs)
+                lines += _wrap("figure", links)
     return "\n".join(lines) + "\n"
 
 

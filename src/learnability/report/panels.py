@@ -95,6 +95,9 @@ class Panel:
     logy: bool = False
     ylim: tuple[float, float] | None = None
     xticks: list[float] | None = None
+    # the order of named x categories (string x values), e.g. length buckets "1-8", "9-16", "17-32";
+    # default: the order they first appear in
+    categories: list[str] | None = None
     note: str = ""  # drawn in the panel, e.g. "no converged runs"
 
     def __post_init__(self) -> None:

@@ -128,14 +128,14 @@ def build(figure: Figure) -> tuple[Any, int]:
             ncols = 2
         fig.canvas.draw()  # one layout pass: tick labels and legends measured where they are
         for ax, panel in zip(used, figure.panels):
-            _thin_ticklabels(ax, bool(_categories(panel.series)))
+            _thin_ticklabels(ax, bool(_categories(panel.series, panel.categories)))
         if not (shared or right):
             _legends_below(fig, used, ncols)  # changes the height only: the thinning still holds
     return fig, ncols
 
 
 def draw(ax: Any, panel: Panel) -> None:
-    categories = _categories(panel.series)
+    categories = _categories(panel.series, panel.categories)
     bar_slots = _bar_slots(panel.series, categories)
     for i, s in enumerate(panel.series):
         _draw_series(ax, s, i, categories, bar_slots)
@@ -290,39 +290,48 @@ def _legends_below(fig: Any, axes: list[Any], ncols: int) -> None:
 
 
 def _thin_ticklabels(ax: Any, categorical: bool) -> None:
-    """Hide tick labels that would overlap a neighbour: every k-th major label for the smallest k
-    that fits (so the labels stay evenly spaced), then the minor labels that fit between them.
-    Category names are never hidden (they are wrapped instead)."""
+    """Blank tick labels that would overlap a neighbour: every k-th major label for the smallest k
+    that fits (so the labels stay evenly spaced), then the minor labels that fit between them. The
+    chosen ticks are then fixed, so later layout passes keep them. Category names are never blanked
+    (they are wrapped instead)."""
     renderer = ax.figure.canvas.get_renderer()
     axes = [(ax.yaxis, False)] if categorical else [(ax.xaxis, True), (ax.yaxis, False)]
     for axis, horizontal in axes:
-        majors = _shown_labels(axis, "major", horizontal, renderer)
+        majors = _labelled_ticks(axis, False, renderer)
+        minors = _labelled_ticks(axis, True, renderer)
+        shown = [m for m in majors if m[1]]
         step = next(
-            k for k in range(1, len(majors) + 2)
-            if not any(_clash(a[1], b[1], horizontal) for a, b in zip(majors[::k], majors[::k][1:]))
+            k for k in range(1, len(shown) + 2)
+            if not any(_clash(a[2], b[2], horizontal) for a, b in zip(shown[::k], shown[::k][1:]))
         )  # fmt: skip
-        kept = [box for _, box in majors[::step]]
-        for i, (label, _) in enumerate(majors):
-            label.set_visible(i % step == 0)
-        for label, box in _shown_labels(axis, "minor", horizontal, renderer):
-            if any(_clash(box, k, horizontal) for k in kept):
-                label.set_visible(False)
-            else:
-                kept.append(box)
+        keep = {loc for loc, _, _ in shown[::step]}
+        kept = [box for loc, _, box in shown if loc in keep]
+        axis.set_ticks(
+            [loc for loc, _, _ in majors], [text if loc in keep else "" for loc, text, _ in majors]
+        )
+        if any(text for _, text, _ in minors):
+            texts = []
+            for _, text, box in minors:
+                fits = bool(text) and not any(_clash(box, k, horizontal) for k in kept)
+                texts.append(text if fits else "")
+                if fits:
+                    kept.append(box)
+            axis.set_ticks([loc for loc, _, _ in minors], texts, minor=True)
 
 
-def _shown_labels(axis: Any, which: str, horizontal: bool, renderer: Any) -> list[tuple[Any, Any]]:
-    """(label, its box) of the labelled ticks inside the view, in order; labels outside are hidden."""
+def _labelled_ticks(axis: Any, minor: bool, renderer: Any) -> list[tuple[float, str, Any]]:
+    """(location, label text, label box) of the ticks the last draw placed inside the view."""
+    locs = axis.get_minorticklocs() if minor else axis.get_majorticklocs()
+    ticks = axis.get_minor_ticks(len(locs)) if minor else axis.get_major_ticks(len(locs))
     lo, hi = sorted(axis.get_view_interval())
     slack = (hi - lo) * 1e-9
     out = []
-    for t in axis.get_ticklabels(which=which):
-        where = t.get_position()[0 if horizontal else 1]
-        if t.get_visible() and t.get_text() and lo - slack <= where <= hi + slack:
-            out.append((t, t.get_window_extent(renderer)))
-        elif t.get_text():
-            t.set_visible(False)
-    return sorted(out, key=lambda tb: tb[1].x0 if horizontal else tb[1].y0)
+    for loc, tick in zip(locs, ticks):
+        if lo - slack <= loc <= hi + slack:
+            label = tick.label1
+            text = label.get_text() if label.get_visible() else ""
+            out.append((float(loc), text, label.get_window_extent(renderer)))
+    return out
 
 
 def _clash(a: Any, b: Any, horizontal: bool, pad: float = 4.0) -> bool:
@@ -360,11 +369,12 @@ def _numeric(values: list[Any]) -> bool:
     return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
 
 
-def _categories(series: list[Series]) -> list[str]:
-    """The named x categories of a panel, in order of first appearance (empty: a numeric x axis)."""
+def _categories(series: list[Series], order: list[str] | None = None) -> list[str]:
+    """The named x categories of a panel: `order` first, then the others in order of first
+    appearance (empty: a numeric x axis)."""
     if not series or all(_numeric(s.x) for s in series):
         return []
-    seen: dict[str, None] = {}
+    seen: dict[str, None] = dict.fromkeys(order or [])
     for s in series:
         for x in s.x:
             seen.setdefault(str(x), None)
@@ -419,6 +429,11 @@ def _draw_series(
         x = np.asarray(s.x, dtype=float)
     y, lo, hi = _floats(s.y), _floats(s.lo), _floats(s.hi)
     assert y is not None
+    if categories:  # a line through named categories runs in the axis' order
+        order = np.argsort(x, kind="stable")
+        x, y = x[order], y[order]
+        lo = lo[order] if lo is not None else None
+        hi = hi[order] if hi is not None else None
     err = None
     if lo is not None and hi is not None:
         err = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
