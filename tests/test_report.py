@@ -344,3 +344,12 @@ def test_named_categories_keep_the_panel_order_and_lines_follow_it():
         assert list(line.get_xdata()) == [0, 1, 2] and list(line.get_ydata()) == [0.9, 0.8, 0.5]
     finally:
         plt.close(fig)
+
+
+def test_bounded_means_are_not_rates():
+    # two seeds at accuracy 1.0: a mean of 1 with no spread (bounded), a Wilson 2/2 only for outcomes
+    acc = mean_series([(64, 1.0), (64, 1.0), (16, 0.4), (16, 0.9)], bounds=(0.0, 1.0))
+    assert (acc.y[1], acc.lo[1], acc.hi[1]) == (1.0, 1.0, 1.0)
+    assert acc.lo[0] == 0.0 and acc.hi[0] == 1.0  # the t interval of two values, cut to [0, 1]
+    learned = mean_series([(64, 1.0), (64, 1.0)], rate=True)
+    assert learned.lo[0] == pytest.approx(stats.wilson(2, 2)[0]) and learned.hi[0] == 1.0

@@ -258,25 +258,23 @@ def _headline_table(reports: list[StudyReport]) -> str:
 
 
 def _studies_table(reports: list[StudyReport]) -> str:
-    verdicts = [v for v in ORDER if any(c.verdict == v for r in reports for c in r.claims)]
-    head = "".join(f"<th>{_e(v)}</th>" for v in verdicts)
+    """One row per study: its claims by verdict (every state, zeros included), by robustness, and
+    whether its stored runs are complete."""
+    head = "".join(f"<th class='{_cls(v)}'>{_e(v)}</th>" for v in ORDER)
+    head += "".join(f"<th>{k}</th>" for k in ROBUSTNESS)
     rows = []
     for r in reports:
-        cells = "".join(
-            f"<td class='n'>{sum(1 for c in r.claims if c.verdict == v) or ''}</td>"
-            for v in verdicts
-        )
-        fragile = sum(1 for c in r.claims if robustness_state(c) == "fragile")
-        runs = completeness(r) or "complete"
-        if r.error:
-            runs = "analysis failed"
+        counts = [sum(1 for c in r.claims if c.verdict == v) for v in ORDER]
+        counts += [sum(1 for c in r.claims if robustness_state(c) == k) for k in ROBUSTNESS]
+        cells = "".join(f"<td class='n{'' if n else ' zero'}'>{n}</td>" for n in counts)
+        runs = "analysis failed" if r.error else (completeness(r) or "complete")
         rows.append(
             f"<tr><td><a href='#{_e(_study_anchor(r))}'>{_e(r.study)}</a></td>"
-            f"<td class='n'>{len(r.claims)}</td>{cells}<td class='n'>{fragile or ''}</td>"
+            f"<td class='n'>{len(r.claims)}</td>{cells}"
             f"<td>{_e(r.scale)}</td><td>{_e(runs)}</td></tr>"
         )
     return (
-        f"<table><tr><th>study</th><th>claims</th>{head}<th>fragile</th><th>scale</th>"
+        f"<table class='studies'><tr><th>study</th><th>claims</th>{head}<th>scale</th>"
         f"<th>stored runs</th></tr>{''.join(rows)}</table>"
     )
 
@@ -333,6 +331,14 @@ def _history(c: ClaimResult) -> str:
         why = "" if h["why"] == "current rule" else f" — {_e(h['date'])}: {_e(h['why'])}"
         rows.append(f"v{h['version']}: {_verdict(str(h['verdict']), str(h['verdict']))}{why}")
     return "<br>".join(rows)
+
+
+def control_text(c: ClaimResult) -> str:
+    """The control's name and value, the name once ('none: why', not 'none: none: why')."""
+    name, value = str(c.control.get("name", "")), str(c.control.get("value", ""))
+    if not value or value.startswith(name):
+        return value or name
+    return f"{name}: {value}"
 
 
 def units_text(c: ClaimResult) -> str:
@@ -412,7 +418,7 @@ def _claim_html(
         ("checked", _e(c.statement)),
         ("paper", _e(c.paper_statement)),
         ("measured", _e(c.measured)),
-        ("control", f"{_e(c.control['name'])}: {_e(c.control['value'])}"),
+        ("control", _e(control_text(c))),
         ("units", _e(units_text(c))),
         ("rule", f"{_e(c.rule['text'])} <span class='meta'>({_e(c.rule['id'])} v{c.rule['version']})</span>"),
         ("power", _power(c)),
@@ -613,7 +619,7 @@ def claims_markdown(reports: list[StudyReport]) -> str:
                 lines += _wrap("why", c.measured)
             else:
                 lines += _wrap("measured", c.measured)
-                lines += _wrap("control", f"{c.control['name']}: {c.control['value']}")
+                lines += _wrap("control", control_text(c))
                 lines += _wrap("units", units_text(c))
             lines += _wrap("rule", f"v{c.rule['version']}: {c.rule['text']}")
             if _power(c):

@@ -138,9 +138,12 @@ def mean_series(
     kind: SeriesKind = "line",
     color: str | None = None,
     rate: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> Series:
-    """Mean and 95% interval of y at each x from (x, y) pairs; `rate` (y in [0, 1]) uses Wilson intervals
-    for 0/1 y and cuts other intervals to [0, 1]."""
+    """Mean and 95% interval of y at each x from (x, y) pairs. `rate`: y are 0/1 outcomes (converged,
+    learned), summarised with Wilson intervals; `bounds`: the range y can take (an accuracy's is
+    (0, 1)), which cuts its t interval. An accuracy is not a rate: two seeds at accuracy 1.0 are a
+    mean of 1 with no spread, not 2 successes in 2 trials (a Wilson interval down to 0.34)."""
     by_x: dict[Any, list[float]] = defaultdict(list)
     for x, y in points:
         if y is not None:
@@ -152,7 +155,7 @@ def mean_series(
         if rate and all(v in (0.0, 1.0) for v in values):
             e = proportion(sum(values), len(values))
         else:  # a rate's values lie in [0, 1], so does its interval
-            e = mean_ci(values, (0.0, 1.0) if rate else None)
+            e = mean_ci(values, (0.0, 1.0) if rate else bounds)
         mean.append(e.value)
         lo.append(e.lo)
         hi.append(e.hi)
@@ -164,6 +167,7 @@ def grouped_series(
     order: Sequence[str] | None = None,
     labels: dict[str, str] | None = None,
     rate: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> list[Series]:
     """One `mean_series` per group from (group, x, y) triples, in `order` (else sorted)."""
     by_group: dict[str, list[tuple[Any, float]]] = defaultdict(list)
@@ -171,7 +175,7 @@ def grouped_series(
         by_group[g].append((x, y))
     names = [g for g in (order or sorted(by_group)) if g in by_group]
     labels = labels or {}
-    return [mean_series(by_group[g], labels.get(g, g), rate=rate) for g in names]
+    return [mean_series(by_group[g], labels.get(g, g), rate=rate, bounds=bounds) for g in names]
 
 
 def _order(value: Any) -> tuple[int, float, str]:

@@ -121,8 +121,13 @@ def build(figure: Figure) -> tuple[Any, int]:
         legend = used[0].get_legend() if used else None
         right = n == 1 and legend is not None
         if right and legend is not None:
-            # one panel: its legend goes to the right, and the figure shows two columns wide
-            fig.set_size_inches(PANEL_WIDTH * 2, PANEL_HEIGHT)
+            # one panel: its legend goes to the right, its title across the figure (fewer lines,
+            # more height for the data), and the figure shows two columns wide
+            fig.set_size_inches(PANEL_WIDTH * 2, PANEL_HEIGHT * 1.15)
+            title = figure.panels[0].title
+            if title:
+                used[0].set_title("")
+                fig.suptitle(_wrap(title, 64), fontsize=TITLE_PT)
             legend.set_loc("upper left")
             legend.set_bbox_to_anchor((1.03, 1.0), transform=used[0].transAxes)
             ncols = 2
@@ -149,20 +154,26 @@ def draw(ax: Any, panel: Panel) -> None:
             )  # fmt: skip
     if panel.matrix is not None:
         _draw_matrix(ax, panel)
+    slots = _span_slots(panel, categories)
     for span in panel.spans:
         color = span.color or _SPAN_COLOR.get(span.role, "#999999")
-        if span.over is not None and span.over in categories:
-            i = categories.index(span.over)
-            ax.fill_between([i - 0.48, i + 0.48], span.lo, span.hi, color=color, alpha=0.22,
-                            linewidth=0, label=span.label or None)  # fmt: skip
+        edge = {"color": color, "linestyle": "-.", "linewidth": 1.3}
+        if id(span) in slots:  # across its bar only, side by side with other bands on that bar
+            x0, x1 = slots[id(span)]
+            ax.fill_between([x0, x1], span.lo, span.hi, color=color, alpha=0.25, linewidth=0,
+                            label=span.label or None)  # fmt: skip
+            ax.hlines([span.lo, span.hi], x0, x1, **edge)
         else:
             ax.axhspan(span.lo, span.hi, color=color, alpha=0.13, linewidth=0,
                        label=span.label or None)  # fmt: skip
+            if span.role == "band":
+                for y in (span.lo, span.hi):
+                    ax.axhline(y, **edge)
     for line in panel.hlines:
         ref = _ref(line)
         if ref.over is not None and ref.over in categories:
-            i = categories.index(ref.over)
-            ax.hlines(ref.at, i - 0.48, i + 0.48, label=ref.label or None, **_ref_style(ref))
+            x0, x1 = _ref_slot(ref, panel, categories, slots)
+            ax.hlines(ref.at, x0, x1, label=ref.label or None, **_ref_style(ref))
         else:
             ax.axhline(ref.at, label=ref.label or None, **_ref_style(ref))
     for line in panel.vlines:
@@ -193,10 +204,12 @@ def draw(ax: Any, panel: Panel) -> None:
         )  # fmt: skip
     handles, labels = ax.get_legend_handles_labels()
     if handles:
-        # below the panel, never over its data; placed after layout by _grow_for_legends
+        # below the panel, never over its data (placed after the layout pass by _legends_below);
+        # many short entries (d=16, d=64, ...) in two columns
+        columns = 2 if len(labels) > 4 and max(len(lb) for lb in labels) <= 14 else 1
         ax.legend(
             handles, [_wrap(lb, 30) for lb in labels], loc="upper center", frameon=False,
-            ncol=1, borderaxespad=0.0, handlelength=1.8,
+            ncol=columns, borderaxespad=0.0, handlelength=1.8, columnspacing=1.2,
         )  # fmt: skip
 
 
@@ -235,6 +248,31 @@ def _shared_legend(fig: Any, axes: list[Any], ncols: int) -> bool:
         ncol=max(1, min(len(labels), int(chars // per))),
     )  # fmt: skip
     return True
+
+
+def _span_slots(panel: Panel, categories: list[str]) -> dict[int, tuple[float, float]]:
+    """x extent of each span drawn over one bar: bands on the same bar share its slot side by side."""
+    by_bar: dict[str, list[Any]] = {}
+    for span in panel.spans:
+        if span.over is not None and span.over in categories:
+            by_bar.setdefault(span.over, []).append(span)
+    out: dict[int, tuple[float, float]] = {}
+    for bar, spans in by_bar.items():
+        i, width = categories.index(bar), 0.96 / len(spans)
+        for k, span in enumerate(spans):
+            out[id(span)] = (i - 0.48 + k * width, i - 0.48 + (k + 1) * width)
+    return out
+
+
+def _ref_slot(
+    ref: Ref, panel: Panel, categories: list[str], slots: dict[int, tuple[float, float]]
+) -> tuple[float, float]:
+    """A line over one bar sits in the slot of that bar's band of the same colour, if any."""
+    for span in panel.spans:
+        if span.over == ref.over and span.color == ref.color and id(span) in slots:
+            return slots[id(span)]
+    i = categories.index(str(ref.over))
+    return i - 0.48, i + 0.48
 
 
 def _ref_style(ref: Ref) -> dict[str, Any]:

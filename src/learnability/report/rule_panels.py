@@ -23,7 +23,7 @@ Role = Literal["focus", "control", "context"]
 COLORS: dict[str, str] = {"focus": "#4c72b0", "control": "#dd8452", "context": "#a0a0a0"}
 # controls drawn as their own series (a Trend's control groups), never in the focus colour
 CONTROL_COLORS = ("#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
-BARS_XLABEL = "mean and 95% interval over independent units"
+BARS_XLABEL = "mean, 95% interval over units"
 
 
 @dataclass(frozen=True)
@@ -64,16 +64,15 @@ def band_marks(
             return prefix
         return f"{prefix} + {_num(v)}" if v > 0 else f"{prefix} − {_num(-v)}"
 
+    # the span's own edges are drawn with it; a `within` band adds its tolerance lines
+    refs: list[Ref] = []
     if direction == "within":
         inner = f"{tag}reproduced inside {name(lo)} to {name(hi)}; not reproduced outside {name(lo - tolerance)} to {name(hi + tolerance)}"
-        edges = [lo, hi, lo - tolerance, hi + tolerance]
+        refs = [Ref(offset + e, "", "band", color, over) for e in (lo - tolerance, hi + tolerance)]
     elif direction == "above":
         inner = f"{tag}reproduced above {name(hi)}; not reproduced below {name(lo)}"
-        edges = [lo, hi]
     else:
         inner = f"{tag}reproduced below {name(lo)}; not reproduced above {name(hi)}"
-        edges = [lo, hi]
-    refs = [Ref(offset + e, "", "band", color, over) for e in edges]
     return refs, [Span(offset + lo, offset + hi, inner, "band", color, over)]
 
 
