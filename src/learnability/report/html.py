@@ -260,13 +260,14 @@ def _headline_table(reports: list[StudyReport]) -> str:
 def _studies_table(reports: list[StudyReport]) -> str:
     """One row per study: its claims by verdict (every state, zeros included), by robustness, and
     whether its stored runs are complete."""
-    head = "".join(f"<th class='{_cls(v)}'>{_e(v)}</th>" for v in ORDER)
-    head += "".join(f"<th>{k}</th>" for k in ROBUSTNESS)
+    head = "".join(f"<th class='{_cls(v)}'>{_header(v)}</th>" for v in ORDER)
+    head += f"<th>{' / '.join(_header(k) for k in ROBUSTNESS)}</th>"
     rows = []
     for r in reports:
         counts = [sum(1 for c in r.claims if c.verdict == v) for v in ORDER]
-        counts += [sum(1 for c in r.claims if robustness_state(c) == k) for k in ROBUSTNESS]
         cells = "".join(f"<td class='n{'' if n else ' zero'}'>{n}</td>" for n in counts)
+        split = [sum(1 for c in r.claims if robustness_state(c) == k) for k in ROBUSTNESS]
+        cells += f"<td class='n'>{' / '.join(str(n) for n in split)}</td>"
         runs = "analysis failed" if r.error else (completeness(r) or "complete")
         rows.append(
             f"<tr><td><a href='#{_e(_study_anchor(r))}'>{_e(r.study)}</a></td>"
@@ -492,8 +493,42 @@ def _breakable(text: str) -> str:
     return re.sub("\0+", "<wbr>", _e(_LONG.sub(soften, str(text))))
 
 
+_WORD = re.compile(r"[A-Za-z]{10,}")
+_VOWELS = set("aeiouyAEIOUY")
+_ONSETS = {"bl", "br", "cl", "cr", "dr", "fl", "fr", "gl", "gr", "pl", "pr", "sc", "sk", "sl", "sm",
+           "sn", "sp", "st", "sw", "tr", "tw", "th", "ch", "sh", "ph", "wh"}  # fmt: skip
+
+
+def _hyphenable(word: str) -> str:
+    """A soft hyphen at a vowel-consonant boundary near the middle of a long word, so a narrow
+    column header can break it ("incon-clusive") instead of overflowing the page."""
+    middle = len(word) // 2
+    vowel = [ch in _VOWELS for ch in word]
+    cuts = []
+    for i in range(3, len(word) - 3):  # a vowel, then consonants, then a vowel: cut in between
+        if vowel[i - 1] and not vowel[i]:
+            j = i
+            while j < len(word) and not vowel[j]:
+                j += 1
+            if j < len(word) - 2:
+                run = word[i:j].lower()
+                # one consonant goes with the next syllable (re-du), two split unless they start one
+                cut = i if len(run) == 1 else (j - 2 if run[-2:] in _ONSETS else j - 1)
+                cuts.append(cut)
+    cuts = [c for c in cuts if 3 <= c <= len(word) - 3]
+    if not cuts:
+        return word
+    cut = min(cuts, key=lambda i: abs(i - middle))
+    return word[:cut] + "\u00ad" + word[cut:]
+
+
+def _header(text: str) -> str:
+    """A table header cell's content: long words may hyphenate, long tokens may wrap."""
+    return _breakable(_WORD.sub(lambda m: _hyphenable(m.group(0)), str(text)))
+
+
 def _table_html(table: Any) -> str:
-    head = "".join(f"<th>{_breakable(c)}</th>" for c in table.columns)
+    head = "".join(f"<th>{_header(c)}</th>" for c in table.columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{_breakable(cell_text(v))}</td>" for v in row) + "</tr>"
         for row in table.rows
@@ -586,17 +621,19 @@ def _wrap(label: str, text: str, width: int = 100) -> list[str]:
 def claims_markdown(reports: list[StudyReport]) -> str:
     lines = ["# Claims", "", f"{headline_text(reports)}.", ""]
     lines += [
-        "| study | claims | " + " | ".join(ORDER) + " | fragile | stored runs |",
+        "| study | claims | "
+        + " | ".join(ORDER)
+        + " | robust / fragile / untested | stored runs |",
         "|---|---|" + "---|" * len(ORDER) + "---|---|",
     ]
     for r in reports:
-        cells = [str(sum(1 for c in r.claims if c.verdict == v) or "") for v in ORDER]
-        fragile = sum(1 for c in r.claims if robustness_state(c) == "fragile")
+        cells = [str(sum(1 for c in r.claims if c.verdict == v)) for v in ORDER]
+        split = " / ".join(
+            str(sum(1 for c in r.claims if robustness_state(c) == k)) for k in ROBUSTNESS
+        )
         runs = "analysis failed" if r.error else (completeness(r) or "complete")
         lines.append(
-            f"| {r.study} | {len(r.claims)} | "
-            + " | ".join(cells)
-            + f" | {fragile or ''} | {runs} |"
+            f"| {r.study} | {len(r.claims)} | " + " | ".join(cells) + f" | {split} | {runs} |"
         )
     for r in reports:
         lines += ["", f"## {r.study}: {r.title}", ""]

@@ -203,14 +203,8 @@ def draw(ax: Any, panel: Panel) -> None:
             color="#555",
         )  # fmt: skip
     handles, labels = ax.get_legend_handles_labels()
-    if handles:
-        # below the panel, never over its data (placed after the layout pass by _legends_below);
-        # many short entries (d=16, d=64, ...) in two columns
-        columns = 2 if len(labels) > 4 and max(len(lb) for lb in labels) <= 14 else 1
-        ax.legend(
-            handles, [_wrap(lb, 30) for lb in labels], loc="upper center", frameon=False,
-            ncol=columns, borderaxespad=0.0, handlelength=1.8, columnspacing=1.2,
-        )  # fmt: skip
+    if handles:  # below the panel, never over its data
+        _panel_legend(ax, handles, labels)
 
 
 def _plain_log_labels(axis: Any) -> None:
@@ -232,22 +226,59 @@ def _log_minor_labels(ax: Any) -> None:
 
 
 def _shared_legend(fig: Any, axes: list[Any], ncols: int) -> bool:
-    """Panels whose legends name the same series get one legend below the figure instead."""
+    """Entries every panel's legend shares (same label, same colour) go to one legend below the
+    figure; each panel keeps a legend only for its own entries (a panel's reference line). True when
+    no panel legend is left."""
     if len(axes) < 2:
         return False
     entries = [ax.get_legend_handles_labels() for ax in axes]
-    labels = entries[0][1]
-    if not labels or any(e[1] != labels for e in entries):
+    maps = [dict(zip(labels, handles)) for handles, labels in entries]
+    common = [
+        lb for lb in entries[0][1]
+        if all(lb in m for m in maps) and len({_handle_color(m[lb]) for m in maps}) == 1
+    ]  # fmt: skip
+    if not common or (len(common) < 2 and any(len(m) > 1 for m in maps)):
         return False
-    for ax in axes:
+    left = False
+    for ax, (handles, labels) in zip(axes, entries):
         ax.get_legend().remove()
+        own = [(h, lb) for h, lb in zip(handles, labels) if lb not in common]
+        if own:
+            _panel_legend(ax, [h for h, _ in own], [lb for _, lb in own])
+            left = True
     chars = PANEL_WIDTH * ncols * 72 / (0.6 * TEXT_PT)  # characters across the figure
-    per = max(len(lb) for lb in labels) + 6
+    per = max(len(lb) for lb in common) + 6
     fig.legend(
-        entries[0][0], labels, loc="outside lower center", frameon=False,
-        ncol=max(1, min(len(labels), int(chars // per))),
+        [maps[0][lb] for lb in common], [_wrap(lb, 40) for lb in common],
+        loc="outside lower center", frameon=False, ncol=max(1, min(len(common), int(chars // per))),
     )  # fmt: skip
-    return True
+    return not left
+
+
+def _handle_color(handle: Any) -> str | None:
+    """A legend handle's colour (a line, an error bar, a bar or a shaded band), for comparing."""
+    from matplotlib.colors import to_hex
+
+    for artist in (handle, *getattr(handle, "lines", ()), *getattr(handle, "patches", ())):
+        for getter in ("get_color", "get_facecolor"):
+            if hasattr(artist, getter):
+                try:
+                    value = getattr(artist, getter)()
+                    value = value[0] if getattr(value, "ndim", 1) == 2 else value
+                    return str(to_hex(value))
+                except (ValueError, TypeError, IndexError):
+                    continue
+    return None
+
+
+def _panel_legend(ax: Any, handles: list[Any], labels: list[str]) -> None:
+    """A panel's legend, to be put below its x axis (by _legends_below, after the layout pass);
+    many short entries (d=16, d=64, ...) in two columns."""
+    columns = 2 if len(labels) > 4 and max(len(lb) for lb in labels) <= 14 else 1
+    ax.legend(
+        handles, [_wrap(lb, 30) for lb in labels], loc="upper center", frameon=False,
+        ncol=columns, borderaxespad=0.0, handlelength=1.8, columnspacing=1.2,
+    )  # fmt: skip
 
 
 def _span_slots(panel: Panel, categories: list[str]) -> dict[int, tuple[float, float]]:
@@ -502,7 +533,12 @@ def _draw_series(
         (line,) = ax.step(x, y, where="mid", linestyle=style, **kw)
     else:
         (line,) = ax.plot(
-            x, y, linestyle=style, marker="o" if s.kind == "line" else None, ms=4, **kw
+            x,
+            y,
+            linestyle=style,
+            marker="o" if s.kind == "line" and len(x) <= 25 else None,
+            ms=4,
+            **kw,
         )
     if lo is not None and hi is not None:
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
