@@ -102,6 +102,25 @@ def save(figure: Figure, out_dir: Path, prefix: str) -> FigureFile:
     )  # fmt: skip
 
 
+def save_as(figure: Figure, path: Path, xcategories: list[str] | None = None) -> Path:
+    """Render `figure` to one file, `path` (.png or .pdf by its suffix); `xcategories` labels the x
+    positions 0, 1, ... of a figure whose x is categorical (`learnability plot`)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".pdf"):
+        raise ValueError(f"cannot render to {path.name!r}: give a .png or .pdf file")
+    fig, _ = build(figure)
+    try:
+        if xcategories is not None:
+            for ax in fig.axes[: len(figure.panels)]:
+                ax.set_xticks(range(len(xcategories)), [_wrap(c, 12) for c in xcategories])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.05, format=suffix[1:])
+    finally:
+        plt.close(fig)
+    return path
+
+
 def build(figure: Figure) -> tuple[Any, int]:
     """The laid-out matplotlib figure (close it when done) and how many panel columns it spans."""
     n = max(1, len(figure.panels))
@@ -544,4 +563,6 @@ def _draw_series(
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
 
 
-__all__ = ["DPI", "MAX_COLUMNS", "TEXT_PT", "FigureFile", "build", "draw", "save", "smallest_text"]
+__all__ = [
+    "DPI", "MAX_COLUMNS", "TEXT_PT", "FigureFile", "build", "draw", "save", "save_as", "smallest_text",
+]  # fmt: skip
