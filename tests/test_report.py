@@ -9,6 +9,7 @@ import json
 import re
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
 from learnability import stats
@@ -353,3 +354,21 @@ def test_bounded_means_are_not_rates():
     assert acc.lo[0] == 0.0 and acc.hi[0] == 1.0  # the t interval of two values, cut to [0, 1]
     learned = mean_series([(64, 1.0), (64, 1.0)], rate=True)
     assert learned.lo[0] == pytest.approx(stats.wilson(2, 2)[0]) and learned.hi[0] == 1.0
+
+
+def test_a_compound_rule_on_one_axis_draws_every_part_and_the_control():
+    # a BestFit and a Trend with a control, both of y on x: one panel with the rival curve and the control
+    from learnability.claims import BestFit
+
+    obs = [Obs(u, 0.5 * x + 0.01 * u, x=x, group="model") for u in range(4) for x in (4, 6, 8, 10)]
+    obs += [Obs(u, 0.1 * x, x=x, group="shuffle") for u in range(4) for x in (4, 6, 8, 10)]
+    rule = AllOf((
+        BestFit("model", "line", {"line": lambda x: x, "log": np.log}, x="N", y="log K"),
+        Trend("model", above(0.0, 0.1), x="N", y="log K", controls=("shuffle",),
+              control_band=above(0.0, 0.1)),
+    ))  # fmt: skip
+    labels = [s.label for s in rule.panel(Frame(obs), "t").series]
+    assert labels[0] == "model" and "shuffle" in labels
+    assert any(lb.startswith("line (expected)") for lb in labels)
+    assert any(lb.startswith("log (rival)") for lb in labels)
+    assert any(lb.startswith("band edge") for lb in labels)

@@ -686,15 +686,24 @@ class AllOf(Rule):
                         bars[b.label] = b
                 refs += part_refs
                 spans += part_spans
-            first = marked[0][1]
-            ylabel = first._ylabel() if isinstance(first, Contrast) else first.what
+            head = marked[0][1]
+            ylabel = head._ylabel() if isinstance(head, Contrast) else head.what
             order = sorted(bars.values(), key=lambda b: priority[b.role])
             return rp.bars_panel(title, ylabel, order, refs, spans)
-        for p in self.parts:
-            panel = p.panel(frame, title)
-            if panel is not None:
-                return panel
-        return None
+        panels = [panel for p in self.parts if (panel := p.panel(frame, title)) is not None]
+        if not panels:
+            return None
+        first = panels[0]
+        if all((q.xlabel, q.ylabel) == (first.xlabel, first.ylabel) for q in panels):
+            # parts on the same axes (a BestFit and a Trend of y on x) share one panel: every
+            # part's series once (the first with a label wins), lines and bands
+            seen = {s.label for s in first.series}
+            for q in panels[1:]:
+                first.series += [s for s in q.series if s.label not in seen]
+                seen |= {s.label for s in q.series}
+                first.hlines += q.hlines
+                first.spans += q.spans
+        return first
 
 
 __all__ = [
