@@ -564,7 +564,9 @@ class BestFit(Rule):
             )
             tag = " (expected)" if f.name == self.expected else " (rival)"
             line = rp.curve(f"{f.name}{tag}: AIC {f.aic:.1f}", grid, ys)
-            line.color = rp.COLORS["focus"] if i == 0 else rp.COLORS["control"]
+            line.color = (
+                rp.COLORS["focus"] if i == 0 else rp.RIVAL_COLORS[(i - 1) % len(rp.RIVAL_COLORS)]
+            )
             series.append(line)
         return Panel(title, self.x, self.y, series=series)
 

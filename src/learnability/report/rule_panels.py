@@ -23,6 +23,8 @@ Role = Literal["focus", "control", "context"]
 COLORS: dict[str, str] = {"focus": "#4c72b0", "control": "#dd8452", "context": "#a0a0a0"}
 # controls drawn as their own series (a Trend's control groups), never in the focus colour
 CONTROL_COLORS = ("#dd8452", "#55a868", "#8172b3", "#937860", "#da8bc3", "#8c8c8c")
+# a BestFit's rival families, apart from the focus and control colours
+RIVAL_COLORS = ("#8172b3", "#937860", "#da8bc3", "#8c8c8c")
 BARS_XLABEL = "mean, 95% interval over units"
 
 
@@ -126,6 +128,7 @@ __all__ = [
     "BARS_XLABEL",
     "COLORS",
     "CONTROL_COLORS",
+    "RIVAL_COLORS",
     "Bar",
     "band_marks",
     "bars_panel",
