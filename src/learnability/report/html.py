@@ -619,7 +619,7 @@ def _wrap(label: str, text: str, width: int = 100) -> list[str]:
 
 
 def claims_markdown(reports: list[StudyReport]) -> str:
-    lines = ["# Claims", "", f"{headline_text(reports)}.", ""]
+    lines = ["# Claims", "", *textwrap.wrap(f"{headline_text(reports)}.", 100), ""]
     lines += [
         "| study | claims | "
         + " | ".join(ORDER)
