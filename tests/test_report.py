@@ -80,7 +80,9 @@ def _claim_result():
     obs = [Obs(u, 1.0, group="ok") for u in range(10)]
     claim = Claim(
         slug="runs-finish", title="runs finish", statement="every run finishes",
-        paper_statement="all runs finish", evidence=lambda results, choices: Evidence(obs),
+        paper_statement="all runs finish",
+        # the strict filter drops a run: an alternative that changes the evidence (robust needs one)
+        evidence=lambda results, choices: Evidence(obs[: 9 if choices["filter"] == "strict" else 10]),
         rule=Rate("ok", above(0.5, 0.6), what="finished fraction"), units=Units("seed"),
         control=no_control("a bookkeeping claim"), choices=(Choice("filter", "none", ("strict",)),),
     )  # fmt: skip

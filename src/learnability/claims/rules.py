@@ -33,8 +33,15 @@ from learnability.report import rule_panels as rp
 from learnability.report.panels import Panel, Ref, Series, Span, grouped_series
 from learnability.stats import Estimate
 
-Verdict = Literal["reproduced", "not reproduced", "inconclusive", "vacuous"]
-VERDICTS: tuple[Verdict, ...] = ("reproduced", "not reproduced", "inconclusive", "vacuous")
+Verdict = Literal["reproduced", "not reproduced", "inconclusive", "vacuous", "not run"]
+VERDICTS: tuple[Verdict, ...] = (
+    "reproduced",
+    "not reproduced",
+    "inconclusive",
+    "vacuous",
+    "not run",
+)
+DECIDED: tuple[Verdict, ...] = ("reproduced", "not reproduced")
 Direction = Literal["above", "below", "within"]
 
 
@@ -709,6 +716,6 @@ class AllOf(Rule):
 
 
 __all__ = [
-    "VERDICTS", "AllOf", "Band", "BestFit", "CensoredTrend", "Contrast", "Decision", "Mean", "Rate",
+    "DECIDED", "VERDICTS", "AllOf", "Band", "BestFit", "CensoredTrend", "Contrast", "Decision", "Mean", "Rate",
     "Rule", "Trend", "Verdict", "above", "below", "combine", "within",
 ]  # fmt: skip
