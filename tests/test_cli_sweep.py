@@ -231,6 +231,8 @@ def test_a_report_of_an_incomplete_study_says_so(tmp_path: Path, capsys, fake_st
     warning = " ".join(err.split())
     assert warning.startswith("warning: study 'fake' is incomplete: 1 of its 4 quick runs")
     assert "learnability reproduce --study fake --scale quick" in warning
+    page = (results / "report" / "report.html").read_text()
+    assert "incomplete: 1 of 4 planned runs stored" in page  # the study's headline says so too
 
     from learnability.studies import get_study
     from learnability.studies.pipeline import analyse_study

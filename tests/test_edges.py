@@ -10,7 +10,6 @@ import sqlite3
 import time
 import zipfile
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import torch
@@ -190,28 +189,32 @@ def test_train_writes_again_into_its_own_run_folder(tmp_path, capsys):
     assert {"config.yaml", "model.pt", "result.json"} <= set(manifest["written"])
 
 
-def _hostile_claim(text: str) -> SimpleNamespace:
-    return SimpleNamespace(
+def _hostile_claim(text: str):
+    from learnability.claims import ClaimResult
+
+    return ClaimResult(
         id="s/c", title=text, statement=text, paper_statement=text, verdict="reproduced",
         rule={"text": text, "id": "r", "version": text}, control={"name": text, "value": text},
-        units={"count": text, "kind": text, "min_per_cell": text}, robustness=[], robust=True,
-        history=[{"version": text, "verdict": "reproduced", "why": "current rule", "date": ""}],
-        scale="quick", scale_note="", measured=text, figure=None,
+        units={"count": 3, "kind": text, "min_per_cell": text, "note": text}, robustness=[],
+        robust=True, history=[
+            {"version": text, "verdict": "reproduced", "why": "current rule", "date": ""},
+            {"version": text, "verdict": "reproduced", "why": text, "date": text},
+        ], scale="quick", scale_note=text, measured=text, details={},
     )  # fmt: skip
 
 
-def test_report_fields_and_claims_md_cells_are_escaped():
-    from learnability.report.html import _claim_html, claims_markdown
+def test_report_fields_and_claims_md_cells_are_escaped(tmp_path):
+    from learnability.report.html import build_report
     from learnability.report.study_report import StudyReport
 
     text = "<script>x()</script> | a"
-    page = _claim_html(_hostile_claim(text))
-    assert "<script>" not in page and "&lt;script&gt;" in page
-    report = StudyReport("s", "t", "", "", "quick", [_hostile_claim(text)])
-    md = claims_markdown([report])
-    row = next(line for line in md.splitlines() if line.startswith("| **s/c**"))
-    assert "<script>" not in row and "&lt;script&gt;" in row
-    assert row.count(" | ") == 7  # the cell's own pipe is escaped: still eight cells
+    report = StudyReport("s", text, text, text, "quick", [_hostile_claim(text)], notes=[text])
+    build_report([report], tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert "<script>x()" not in page and "&lt;script&gt;x()" in page
+    md = (tmp_path / "claims.md").read_text()
+    assert "<script>" not in md and "&lt;script&gt;" in md
+    assert "\\| a" in md  # a cell's own pipe is escaped: a table row keeps its cells
 
 
 def test_results_json_is_strict_json_with_nan_metrics(tmp_path, capsys):

@@ -53,7 +53,7 @@ def analyse_study(
     report = analyse_records(study, records, plan, Path(out_dir) / "figures", design)
     report.run_counts = _counts(records, sweeps_of(study, plan))
     # the plan's runs, and how many are finished: fewer is an incomplete study (its headline says so)
-    report.runs_expected = len(expected)
+    report.expected_runs = len(expected)
     report.runs_stored = sum(r.status != "running" and r.run_id in expected for r in records)
     report.seconds = seconds or (time.perf_counter() - t0)
     return report
@@ -85,7 +85,9 @@ def analyse_records(
     for claim in claims:
         if claim.panel is not None:
             name = f"claim_{claim.id.split('/', 1)[1]}"
-            caption = f"Claim '{claim.title}': the data its rule judged (mean and 95% interval per unit cell)."
+            caption = (
+                f"Claim '{claim.title}': the estimates its rule judged, with its bands and control."
+            )
             report.figures.append(
                 render.save(Figure(name, caption, [claim.panel]), figures_dir, study.name)
             )
