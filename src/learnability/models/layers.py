@@ -38,19 +38,26 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     return out.view(*x.shape[:-1], weight.shape[-2])
 
 
+# below this many multiply-adds per product torch's batched matmul takes a plain loop, not the BLAS
+# kernel the single product uses (ATen's bmm cut-over)
+TINY_PRODUCT = 400
+
+
 class _StackedLinear(torch.autograd.Function):
     """x (K, N, in) @ weight (K, out, in)ᵀ + bias (K, out), each member with the bits `F.linear` gives
-    it alone: batched products in the orientation autograd uses for the single one (dW = gᵀ x), and a
-    width-1 output (a scalar read-out, where the single product takes another kernel) member by member."""
+    it alone: batched products in the orientation autograd uses for the single one (dW = gᵀ x), and
+    member by member where the single product takes another kernel (a width-1 output, a scalar
+    read-out; products under TINY_PRODUCT)."""
 
     @staticmethod
     def forward(ctx: Any, x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
         ctx.save_for_backward(x, weight)
         ctx.has_bias = bias is not None
+        ctx.loop = weight.shape[1] == 1 or x.shape[1] * x.shape[2] * weight.shape[1] < TINY_PRODUCT
         wt = weight.transpose(1, 2)
-        if weight.shape[1] > 1:
+        if not ctx.loop:
             return torch.bmm(x, wt) if bias is None else torch.baddbmm(bias.unsqueeze(1), x, wt)
-        out = x.new_empty(x.shape[0], x.shape[1], 1)
+        out = x.new_empty(x.shape[0], x.shape[1], weight.shape[1])
         for i in range(x.shape[0]):
             if bias is None:
                 torch.mm(x[i], wt[i], out=out[i])
@@ -62,8 +69,15 @@ class _StackedLinear(torch.autograd.Function):
     def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
         x, weight = ctx.saved_tensors
         grad = grad.contiguous()
-        gx = torch.bmm(grad, weight) if ctx.needs_input_grad[0] else None
-        gw = torch.bmm(grad.transpose(1, 2), x) if ctx.needs_input_grad[1] else None
+        gx = gw = None
+        if ctx.loop:
+            if ctx.needs_input_grad[0]:
+                gx = torch.stack([g.mm(w) for g, w in zip(grad, weight)])
+            if ctx.needs_input_grad[1]:
+                gw = torch.stack([g.t().mm(xi) for g, xi in zip(grad, x)])
+        else:
+            gx = torch.bmm(grad, weight) if ctx.needs_input_grad[0] else None
+            gw = torch.bmm(grad.transpose(1, 2), x) if ctx.needs_input_grad[1] else None
         gb = grad.sum(1) if ctx.has_bias and ctx.needs_input_grad[2] else None
         return gx, gw, gb
 
@@ -152,11 +166,15 @@ def _softmax_rows_backward(grad: Tensor, p: Tensor) -> Tensor:
 class _ShortSoftmax(torch.autograd.Function):
     """Softmax over short rows (≤ SHORT_ROWS): the same function, a few times faster there."""
 
+    generate_vmap_rule = True  # the models also run under torch.func.vmap (measure.recogniser)
+
     @staticmethod
-    def forward(ctx: Any, x: Tensor) -> Tensor:
-        p = _softmax_rows(x)
-        ctx.save_for_backward(p)
-        return p
+    def forward(x: Tensor) -> Tensor:
+        return _softmax_rows(x)
+
+    @staticmethod
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Tensor) -> None:
+        ctx.save_for_backward(output)
 
     @staticmethod
     def backward(ctx: Any, grad: Tensor) -> Tensor:
@@ -179,18 +197,26 @@ class _QueryAttention(torch.autograd.Function):
     takes twice as long on 20-token strings): the gradient of xs, which two products share, comes
     from one product of the concatenated operands."""
 
+    generate_vmap_rule = True  # the models also run under torch.func.vmap (measure.recogniser)
+
     @staticmethod
-    def forward(ctx: Any, xs: Tensor, qk: Tensor, scale: float, add: Tensor | None) -> Tensor:
+    def forward(xs: Tensor, qk: Tensor, scale: float, add: Tensor | None) -> tuple[Tensor, Tensor]:
         scores = torch.bmm(qk, xs.transpose(1, 2)).mul_(scale)
         if add is not None:
             scores = scores.add_(add)
         p = _softmax_rows(scores) if scores.shape[-1] <= SHORT_ROWS else torch.softmax(scores, -1)
-        ctx.save_for_backward(xs, qk, p)
-        ctx.scale = scale
-        return torch.bmm(p, xs)
+        return torch.bmm(p, xs), p
 
     @staticmethod
-    def backward(ctx: Any, grad: Tensor) -> tuple[Tensor | None, ...]:
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[Tensor, Tensor]) -> None:
+        xs, qk, scale, _ = inputs
+        p = output[1]
+        ctx.mark_non_differentiable(p)
+        ctx.save_for_backward(xs, qk, p)
+        ctx.scale = scale
+
+    @staticmethod
+    def backward(ctx: Any, grad: Tensor, _: Tensor | None = None) -> tuple[Tensor | None, ...]:
         xs, qk, p = ctx.saved_tensors
         grad = grad.contiguous()
         gp = torch.bmm(grad, xs.transpose(1, 2))
@@ -222,7 +248,8 @@ class LayerNorm(nn.Module):
 
     def forward(self, x: Tensor, trace: Trace | None = None) -> Tensor:
         """x (..., D) -> (..., D)."""
-        weight, bias = self.weight, self.bias
+        weight: Tensor = self.weight
+        bias: Tensor = self.bias
         if trace is None and self.eps > 0:
             if weight.dim() == 1:
                 return F.layer_norm(x, x.shape[-1:], weight, bias, self.eps)
@@ -389,7 +416,7 @@ class SelfAttention(nn.Module):
         xs = x.reshape(-1, t, d).contiguous()  # (K'·B, T, D)
         qk = qk.transpose(1, 2).reshape(xs.shape[0], h, d).contiguous()  # (K'·B, H, D)
         add = None if shift is None else shift.reshape(-1, t)  # (H or 1, T)
-        z = cast(Tensor, _QueryAttention.apply(xs, qk, 1.0 / math.sqrt(dh), add))  # Σ_j p_j x_j
+        z = _QueryAttention.apply(xs, qk, 1.0 / math.sqrt(dh), add)[0]  # Σ_j p_j x_j
         z = z.view(-1, q.shape[-2], h, d).transpose(1, 2).contiguous()  # (K', H, B, D)
         wv = (
             w[..., 2 * d :, :].reshape(-1, h, dh, d).transpose(-2, -1).contiguous()

@@ -38,6 +38,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
@@ -49,6 +50,7 @@ from learnability.train import FIT_REDIRECT, Run, Trainer, TrainResult, compute_
 
 __all__ = [
     "MAX_MEMBERS",
+    "MODE",
     "PROBE",
     "GroupingExecutor",
     "StackedFit",
@@ -62,6 +64,8 @@ __all__ = [
 
 MAX_MEMBERS = 8  # runs per group: beyond this the batched tensors outgrow the caches anyway
 PROBE = 8  # steps timed in each mode before choosing (the first of each is a warm-up)
+# "measure": the probe decides; "stacked" / "single" fix the mode (tests, benchmarks: same numbers)
+MODE = "measure"
 GROUP_JOB = "ensemble.group"
 STACKED_ARCHS = ("boolean_transformer", "gpt")  # the models with a stacked path (`run`)
 
@@ -284,9 +288,7 @@ class StackedFit:
         losses = compute_loss(trainers[0].task.loss, out.flatten(0, 1), flat, groups=len(runs))
         values = losses.tolist()
         keep = [
-            j
-            for j, v in enumerate(values)
-            if self._own(members[j], lambda j=j, v=v: runs[j].accept(v))
+            j for j, v in enumerate(values) if self._own(members[j], partial(runs[j].accept, v))
         ]
         for big in stack.big:
             big.grad = None
@@ -295,9 +297,7 @@ class StackedFit:
         (losses.sum() if len(keep) == len(runs) else losses[keep].sum()).backward()
         stack.update(keep, trainers[0].config.lr * factor)
         for j in keep:
-            self._own(
-                members[j], lambda j=j: runs[j].advance(out[j], batches[j], values[j], factor)
-            )
+            self._own(members[j], partial(runs[j].advance, out[j], batches[j], values[j], factor))
 
     # -- the whole fit ----------------------------------------------------------------------------------
     def fit(self) -> list[TrainResult | BaseException]:
@@ -325,15 +325,21 @@ class StackedFit:
     def _fit(self) -> None:
         k = len(self.runs)
         steps = self.trainers[0].config.steps
-        if k < 2 or steps < 4 * PROBE:
+        if k < 2 or MODE == "single" or (MODE == "measure" and steps < 4 * PROBE):
             self.mode = "single"
+            self._rest_single()
+            return
+        if MODE == "stacked":
+            self.mode = "stacked"
+            while sum(r.active for r in self.runs) >= 2:
+                self.stacked_step()
             self._rest_single()
             return
         single: list[float] = []
         for _ in range(PROBE):
             for i, r in enumerate(self.runs):
                 if r.active:
-                    single.append(self._timed(lambda i=i: self.single_step(i)))
+                    single.append(self._timed(partial(self.single_step, i)))
         stacked: list[float] = []
         for _ in range(PROBE):
             live = sum(r.active for r in self.runs)
@@ -493,7 +499,7 @@ class _Group:
         assert len(trainers) == len(members)
         if why is not None or len(members) < 2:
             for m, t in zip(members, trainers):
-                m.answer = _answer(lambda t=t, m=m: t.fit(m.data_seed))
+                m.answer = _answer(partial(t.fit, m.data_seed))
             return f"single ({why})" if why else "single"
         fit = fit_stacked(trainers, [m.data_seed for m in members])
         for m, r in zip(members, fit.fit()):
@@ -544,7 +550,8 @@ def group_key(spec: Any) -> str | None:
     fields, with a model and a training recipe (None: run alone)."""
     config = spec.config
     model, train = getattr(config, "model", None), getattr(config, "train", None)
-    if getattr(model, "arch", None) not in STACKED_ARCHS or getattr(model, "dropout", 0.0):
+    dropout = getattr(model, "dropout", 0)
+    if getattr(model, "arch", None) not in STACKED_ARCHS or dropout:
         return None
     if train is None or train.checkpoint_every or train.checkpoint_path or train.resume:
         return None
@@ -604,10 +611,12 @@ class GroupingExecutor:
 
     @property
     def capacity(self) -> int:
-        """Runs the runner may have in flight: whole groups for every free slot of the inner one."""
-        held = sum(len(v) for v in self.flight.values()) + sum(len(v) for v in self.buffer.values())
+        """Runs the runner may have in flight: the rest of each group being gathered, and a whole
+        group for every free slot of the inner executor."""
+        held = sum(len(v) for v in self.flight.values())
+        gathering = sum(self.sizes[g] for g in self.buffer)
         free = self.inner.capacity - len(self.flight) - len(self.buffer)
-        return held + max(free, 0) * self.largest
+        return held + gathering + max(free, 0) * self.largest
 
     def submit(self, key: str, payload: dict) -> None:
         gid = self.group_of.get(key)
