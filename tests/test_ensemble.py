@@ -63,7 +63,10 @@ def test_stacked_model_is_bit_identical_to_each_member(cfg):
     stacked = stack_models(models)
     vocab = getattr(cfg, "vocab_size", 2)
     tokens = torch.stack(
-        [torch.randint(0, vocab, (16, 5), generator=torch.Generator().manual_seed(k)) for k in range(K)]
+        [
+            torch.randint(0, vocab, (16, 5), generator=torch.Generator().manual_seed(k))
+            for k in range(K)
+        ]
     )
     out = stacked.run(tokens)
     grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(9))
@@ -76,7 +79,9 @@ def test_stacked_model_is_bit_identical_to_each_member(cfg):
         for name, p in model.named_parameters():
             assert torch.equal(p.grad, big[name].grad[k]), name
     # the members' own parameters are views of the stack
-    assert models[1].token_embedding.weight.data_ptr() == big["token_embedding.weight"][1].data_ptr()
+    assert (
+        models[1].token_embedding.weight.data_ptr() == big["token_embedding.weight"][1].data_ptr()
+    )
 
 
 def _trainers(train: TrainConfig, function: str = "majority", poison: int | None = None):
@@ -96,13 +101,35 @@ def _trainers(train: TrainConfig, function: str = "majority", poison: int | None
     "train,function,poison",
     [
         # early stops at different steps (the stack shrinks), AdamW on the whole stack
-        (TrainConfig(steps=60, batch_size=16, lr=1e-2, eval_every=5, converge_acc=0.9), "majority", None),
+        (
+            TrainConfig(steps=60, batch_size=16, lr=1e-2, eval_every=5, converge_acc=0.9),
+            "majority",
+            None,
+        ),
         # a member whose loss is not finite from the start diverges alone, the others go on
         (TrainConfig(steps=12, batch_size=16, lr=3e-3, eval_every=4), "parity", 1),
         # clipping each member by its own norm, cosine schedule: members' own tensors
-        (TrainConfig(steps=12, batch_size=16, lr=3e-3, eval_every=6, grad_clip=0.5, schedule="warmup_cosine", warmup_steps=3), "parity", None),
+        (
+            TrainConfig(
+                steps=12,
+                batch_size=16,
+                lr=3e-3,
+                eval_every=6,
+                grad_clip=0.5,
+                schedule="warmup_cosine",
+                warmup_steps=3,
+            ),
+            "parity",
+            None,
+        ),
         # SGD with momentum: its fused kernel is applied per member
-        (TrainConfig(steps=12, batch_size=16, lr=3e-2, optimizer="sgd", momentum=0.9, eval_every=6), "parity", None),
+        (
+            TrainConfig(
+                steps=12, batch_size=16, lr=3e-2, optimizer="sgd", momentum=0.9, eval_every=6
+            ),
+            "parity",
+            None,
+        ),
     ],
     ids=["early-stops", "one-diverges", "clip", "sgd"],
 )
@@ -161,7 +188,9 @@ def test_group_job_equals_separate_runs(tmp_path, monkeypatch):
         strip = lambda m: {k: v for k, v in m.items() if k != "seconds"}  # noqa: E731
         assert strip(a["metrics"]) == strip(b["metrics"])
         wa = torch.load(tmp_path / "alone" / run_id / "model.pt", weights_only=True)["state_dict"]
-        wb = torch.load(tmp_path / "together" / run_id / "model.pt", weights_only=True)["state_dict"]
+        wb = torch.load(tmp_path / "together" / run_id / "model.pt", weights_only=True)[
+            "state_dict"
+        ]
         assert all(torch.equal(wa[k], wb[k]) for k in wa)
 
 
