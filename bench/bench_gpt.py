@@ -78,6 +78,70 @@ def hf_model(ours: GPT, attention: str) -> nn.Module:
     return model
 
 
+def race(
+    width: int, args: argparse.Namespace, tokens: list[torch.Tensor], targets: list[torch.Tensor]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median ms per step of each side, and HF / ours median per-rep ratios."""
+    recipe = TrainConfig(lr=1e-3, weight_decay=1e-3, grad_clip=1.0, freeze="embeddings")
+    cfg = GPTConfig(
+        vocab_size=args.vocab, max_len=args.seq, n_layers=args.layers, n_heads=4,
+        d_model=width, unembedding_bias=False,
+    )  # fmt: skip
+    ours = build_model(cfg, seed=0)
+    assert isinstance(ours, GPT)
+    theirs = {a: hf_model(ours, a) for a in ("eager", "sdpa")}
+    with torch.no_grad():
+        for a, m in theirs.items():
+            diff = (m(tokens[0]).logits - ours(tokens[0])).abs().max().item()
+            assert diff < 1e-4, f"HF {a} logits differ from ours by {diff}"
+    mine = apply_freeze(ours, recipe.freeze)
+    optimisers: dict[str, torch.optim.Optimizer] = {"ours": make_optimizer(mine, recipe)}
+    trainable = {a: [p for p in m.parameters() if p.requires_grad] for a, m in theirs.items()}
+    for a, ps in trainable.items():  # the published optimiser
+        optimisers[a] = torch.optim.AdamW(ps, lr=recipe.lr, weight_decay=recipe.weight_decay)
+
+    def step_ours(i: int) -> None:
+        batch = Batch(tokens[i % 4], targets[i % 4])
+        loss = compute_loss("ce", ours(batch.inputs), batch)
+        loss.item()
+        optimisers["ours"].zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(mine, 1.0)
+        optimisers["ours"].step()
+
+    def step_theirs(attention: str) -> Callable[[int], None]:
+        model, opt = theirs[attention], optimisers[attention]
+
+        def run(i: int) -> None:
+            logits = model(tokens[i % 4]).logits
+            # as HF's own LM loss computes it: over (B·T, V) rows
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets[i % 4].reshape(-1))
+            loss.item()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(trainable[attention], 1.0)
+            opt.step()
+
+        return run
+
+    steps = {"ours": step_ours, "eager": step_theirs("eager"), "sdpa": step_theirs("sdpa")}
+    for i in range(3):  # warm-up: allocations, optimiser state
+        for fn in steps.values():
+            fn(i)
+    times: dict[str, list[float]] = {k: [] for k in steps}
+    names = list(steps)
+    for r in range(args.reps):
+        for name in names if r % 2 == 0 else names[::-1]:
+            t0 = time.process_time()
+            steps[name](r)
+            times[name].append(time.process_time() - t0)
+    ratio = {
+        a: statistics.median(t / o for t, o in zip(times[a], times["ours"]))
+        for a in ("eager", "sdpa")
+    }
+    return {k: 1e3 * statistics.median(v) for k, v in times.items()}, ratio
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=9)
@@ -109,67 +173,8 @@ def main() -> None:
     targets = [
         torch.randint(0, args.vocab, (args.batch, args.seq), generator=gen) for _ in range(4)
     ]
-    recipe = TrainConfig(lr=1e-3, weight_decay=1e-3, grad_clip=1.0, freeze="embeddings")
     for width in [int(w) for w in args.widths.split(",")]:
-        cfg = GPTConfig(
-            vocab_size=args.vocab, max_len=args.seq, n_layers=args.layers, n_heads=4,
-            d_model=width, unembedding_bias=False,
-        )  # fmt: skip
-        ours = build_model(cfg, seed=0)
-        assert isinstance(ours, GPT)
-        theirs = {a: hf_model(ours, a) for a in ("eager", "sdpa")}
-        with torch.no_grad():
-            for a, m in theirs.items():
-                diff = (m(tokens[0]).logits - ours(tokens[0])).abs().max().item()
-                assert diff < 1e-4, f"HF {a} logits differ from ours by {diff}"
-        mine = apply_freeze(ours, recipe.freeze)
-        optimisers: dict[str, torch.optim.Optimizer] = {"ours": make_optimizer(mine, recipe)}
-        trainable = {a: [p for p in m.parameters() if p.requires_grad] for a, m in theirs.items()}
-        for a, ps in trainable.items():  # the published optimiser
-            optimisers[a] = torch.optim.AdamW(ps, lr=recipe.lr, weight_decay=recipe.weight_decay)
-
-        def step_ours(i: int) -> None:
-            batch = Batch(tokens[i % 4], targets[i % 4])
-            loss = compute_loss("ce", ours(batch.inputs), batch)
-            loss.item()
-            optimisers["ours"].zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(mine, recipe.grad_clip or 1.0)
-            optimisers["ours"].step()
-
-        def step_theirs(attention: str) -> Callable[[int], None]:
-            model, opt = theirs[attention], optimisers[attention]
-
-            def run(i: int) -> None:
-                logits = model(tokens[i % 4]).logits
-                # as HF's own LM loss computes it: over (B·T, V) rows
-                loss = F.cross_entropy(
-                    logits.reshape(-1, logits.shape[-1]), targets[i % 4].reshape(-1)
-                )
-                loss.item()
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(trainable[attention], 1.0)
-                opt.step()
-
-            return run
-
-        steps = {"ours": step_ours, "eager": step_theirs("eager"), "sdpa": step_theirs("sdpa")}
-        for i in range(3):  # warm-up: allocations, optimiser state
-            for fn in steps.values():
-                fn(i)
-        times: dict[str, list[float]] = {k: [] for k in steps}
-        names = list(steps)
-        for r in range(args.reps):
-            for name in names if r % 2 == 0 else names[::-1]:
-                t0 = time.process_time()
-                steps[name](r)
-                times[name].append(time.process_time() - t0)
-        ratio = {
-            a: statistics.median(t / o for t, o in zip(times[a], times["ours"]))
-            for a in ("eager", "sdpa")
-        }
-        med = {k: 1e3 * statistics.median(v) for k, v in times.items()}
+        med, ratio = race(width, args, tokens, targets)
         print(
             f"{width:>6}{med['ours']:>9.2f}{med['eager']:>13.2f}{med['sdpa']:>12.2f}"
             f"{ratio['eager']:>11.2f}x{ratio['sdpa']:>10.2f}x"
