@@ -188,7 +188,8 @@ def test_tracked_measures_and_freeze_override():
     cfg = from_dict(TrainJobConfig, data)
     assert cfg.train.freeze == "embeddings"
     m = run_train(cfg)
-    assert [row["step"] for row in m["history"]] == [10, 20]
+    # the untrained model first (step 0), then every evaluation
+    assert [row["step"] for row in m["history"]] == [0, 10, 20]
     assert all("param_norm" in row for row in m["history"])
     cfg2 = from_dict(
         TrainJobConfig, apply_overrides(BASE, ["train.freeze=[readout.*]"], TrainJobConfig)

@@ -24,6 +24,7 @@ import hashlib
 import json
 import types
 import typing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -33,8 +34,10 @@ from learnability.errors import UserError, did_you_mean
 
 __all__ = [
     "HASH_OMIT_DEFAULT",
+    "KeyInfo",
     "apply_overrides",
     "config_hash",
+    "describe",
     "from_dict",
     "load_yaml",
     "parse_override",
@@ -124,6 +127,11 @@ def _convert(tp: Any, value: Any, path: str, default: Any = _MISSING) -> Any:
             return _convert(members[0], value, path)
         if all(dataclasses.is_dataclass(m) for m in members):
             return _convert_tagged(members, value, path, default)
+        # a number goes to the member of its own type when there is one (int | float keeps 1.0 a
+        # float and 1 an int, where "first member that accepts it" would turn 1.0 into 1)
+        own = type(value)
+        if own in (int, float) and own in members:
+            return value
         for member in members:  # plain union such as int | str: first member that accepts it
             try:
                 return _convert(member, value, path)
@@ -469,6 +477,145 @@ def config_hash(job: str, config: Any) -> str:
     data = {"job": job, "config": _hashed(config)}
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# -- the key listing (`learnability config show JOB`) -----------------------------------------------------
+@dataclass(frozen=True)
+class KeyInfo:
+    """One settable key of a config: its dotted path, type, default, range and one line of help.
+
+    `variant` names the tagged-union member the key belongs to (e.g. "model.arch=gpt"; "" outside
+    unions); `range` is what the config's own checks say when given an out-of-range value."""
+
+    key: str
+    type: str
+    default: Any
+    range: str
+    help: str
+    variant: str = ""
+
+
+def describe(cls: type, prefix: str = "", variant: str = "") -> list[KeyInfo]:
+    """Every key of the config dataclass `cls`, nested ones dotted, every member of a tagged union
+    listed with its `variant`. Nothing here is written by hand: types and defaults come from the
+    dataclass, help from the field's `help` metadata or its source comment, ranges from probing the
+    config's own checks (`__post_init__`) with out-of-range values and reading their messages."""
+    out: list[KeyInfo] = []
+    hints = _hints(cls)
+    comments = _field_comments(cls)
+    for f in _fields(cls):
+        key = f"{prefix}{f.name}"
+        tp = hints[f.name]
+        default = _field_default(f)
+        help_text = str(f.metadata.get("help") or comments.get(f.name, ""))
+        members = _dataclass_members(tp, None)
+        if members and len(members) > 1 and _tag_field(tuple(members)):
+            tag = _tag_field(tuple(members))
+            assert tag is not None
+            chosen = getattr(default, tag, None)
+            for m in sorted(members, key=lambda m: (_tag_values(m, tag)[0] != chosen, m.__name__)):
+                value = _tag_values(m, tag)[0]
+                label = f"{key}.{tag}={value}" + (" (default)" if value == chosen else "")
+                out.extend(describe(m, f"{key}.", label))
+            continue
+        if members and len(members) == 1 and not _is_union(tp):
+            out.extend(describe(members[0], f"{key}.", variant))
+            continue
+        shown = to_dict(default) if default is not _MISSING else "(required)"
+        out.append(
+            KeyInfo(key, _type_name(tp), shown, _probe_range(cls, f.name, tp), help_text, variant)
+        )
+    return out
+
+
+def _field_comments(cls: type) -> dict[str, str]:
+    """{field: its comment}: the comment on the field's own lines, else the comment lines just above."""
+    import ast
+    import inspect
+    import io
+    import textwrap
+    import tokenize
+
+    try:
+        source = textwrap.dedent(inspect.getsource(cls))
+    except (OSError, TypeError):
+        return {}
+    notes: dict[int, str] = {}
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                notes[tok.start[0]] = tok.string.lstrip("#").strip()
+    except tokenize.TokenError:
+        return {}
+    lines = source.splitlines()
+    body = ast.parse(source).body[0]
+    out: dict[str, str] = {}
+    for node in getattr(body, "body", []):
+        if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
+            continue
+        own = [
+            notes[i] for i in range(node.lineno, (node.end_lineno or node.lineno) + 1) if i in notes
+        ]
+        above: list[str] = []
+        i = node.lineno - 1
+        while i >= 1 and i in notes and lines[i - 1].strip().startswith("#"):
+            above.insert(0, notes[i])
+            i -= 1
+        text = " ".join(own or above)
+        if text:
+            out[node.target.id] = text
+    return out
+
+
+_INT_PROBES = (-1, 10**30)
+_FLOAT_PROBES = (-1.0, 2.0, 1e30)
+
+
+def _probe_range(cls: type, name: str, tp: Any) -> str:
+    """What the config's checks say about `name` when it is out of range ("" when nothing is refused)."""
+    args = get_args(tp)
+    optional = _is_union(tp) and type(None) in args
+    base = tuple(a for a in args if a is not type(None)) if _is_union(tp) else (tp,)
+    if get_origin(tp) is Literal or any(get_origin(b) is Literal for b in base):
+        return ""  # the type lists the choices
+    if base == (bool,):
+        return ""
+    probes: list[Any] = []
+    if int in base:
+        probes += list(_INT_PROBES)
+    if float in base:
+        probes += list(_FLOAT_PROBES)
+    if not probes and len(base) == 1 and get_origin(base[0]) is list:
+        item = get_args(base[0])[0] if get_args(base[0]) else Any
+        probes = [[-1]] if item is int else [[-1.0]] if item is float else []
+    if not probes and base == (str,):
+        probes = ["?"]  # a checked text field (a device) says what it allows
+    said: list[str] = []
+    for value in probes:
+        try:
+            from_dict(cls, {name: value})
+        except UserError as exc:
+            clause = _clause(str(exc), name)
+            if isinstance(value, str) and len(clause) > 60:
+                continue  # a parser's whole grammar, not a range: the help says what it takes
+            if clause and clause not in said:
+                said.append(clause)
+        except Exception:  # a check that is not a UserError: say nothing rather than guess
+            continue
+    text = "; ".join(said)
+    return f"{text}, or null" if text and optional else text
+
+
+def _clause(message: str, name: str) -> str:
+    """The 'what is allowed' part of a check's message about field `name`, or ""."""
+    if name not in message:
+        return ""  # refused for another reason (a check of another field)
+    for marker in ("it must be ", "must be ", "need ", "allowed: "):
+        if marker in message:
+            text = message.split(marker, 1)[1]
+            text = text.split("; ", 1)[0]
+            return ("allowed: " + text if marker == "allowed: " else text).strip().rstrip(".")
+    return message.split("; ", 1)[1] if "; " in message else ""
 
 
 def save_resolved(config: Any, path: str | Path) -> Path:

@@ -6,6 +6,8 @@
   embedding and unembedding / readout — the "random transformer" of Zhong & Andreas); or a list of glob
   patterns over parameter names (`fnmatch`, e.g. ["layers.*.attn.*", "readout.*"]) naming the parameters
   that train. Every pattern must match something and something must be left to train, else `UserError`.
+  A model's `fixed_parameters` (the two-head model's positional embeddings V) never train under any spec:
+  "full" trains everything else, and a spec that would leave only fixed ones is a `UserError`.
   Frozen parameters are left out of the optimiser, so they stay bit-identical (no weight decay touches them).
 - Losses: "mse" (scalar output (B,) vs targets (B,), or per-position (B,T) averaged over the `mask`), "ce" (logits (B,T,V) vs targets (B,T) on the positions
   in `mask`), "kl" (KL(target ‖ model) of the last position's distribution; logits (B,V) or (B,T,V)).
@@ -15,7 +17,9 @@
   criterion that is set holds (test loss < converge_loss, test accuracy ≥ converge_acc). A non-finite loss stops
   the run as "diverged" — `fit` never raises for it.
 - `eval_hook(step, model) -> dict` adds metrics to each evaluation row (the train job uses it to track
-  measurements during training); it must not change the model or use the data generator.
+  measurements during training); it must not change the model or use the data generator. With
+  `eval_at_start`, a fresh (not resumed) run also scores the untrained model: a first row at step 0 with
+  test_loss, test_acc and the hook's metrics (no train loss yet).
 - Determinism: all randomness comes from explicit generators, so the same init seed (`seeded_model`) and data seed
   give bit-identical parameters on CPU. A checkpoint holds model, optimiser, data generator and history, so a
   resumed run equals an uninterrupted one.
@@ -40,35 +44,35 @@ from torch import nn
 from learnability.checkpoints import load_trainer_checkpoint, save_trainer_checkpoint
 from learnability.device import resolve_device
 from learnability.errors import UserError, check_choice, check_int, check_number
-from learnability.models import build_model
+from learnability.models import build_model, fixed_parameter_names
 from learnability.tasks.base import Batch, Task
 
 EMBEDDING_PATTERNS = ["token_embedding.*", "position_embedding.*", "unembedding.*", "readout.*"]
+PRESETS = ("full", "embeddings")  # the named freeze specs (besides a list of globs)
 
 
 @dataclass
 class TrainConfig:
-    steps: int = 1000
-    batch_size: int = 128
-    lr: float = 3e-4
-    weight_decay: float = 0.1
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
-    optimizer: Literal["adamw", "sgd"] = "adamw"
+    steps: int = 1000  # optimiser steps (the most; a converged run stops early)
+    batch_size: int = 128  # training strings per step
+    lr: float = 3e-4  # learning rate
+    weight_decay: float = 0.1  # decoupled (AdamW) or L2 (SGD) weight decay
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])  # AdamW's (β1, β2)
+    optimizer: Literal["adamw", "sgd"] = "adamw"  # the optimiser
     momentum: float = 0.0  # sgd only
-    schedule: Literal["constant", "warmup_cosine"] = "constant"
-    warmup_steps: int = 0
+    schedule: Literal["constant", "warmup_cosine"] = "constant"  # learning-rate schedule
+    warmup_steps: int = 0  # linear warm-up steps (both schedules)
     min_lr_ratio: float = 0.0  # cosine decays to lr * min_lr_ratio
     grad_clip: float | None = None  # max global grad norm
-    freeze: str | list[str] = (
-        "full"  # "full" | "embeddings" | list of globs of the parameters that train
-    )
-    eval_every: int = 100
+    # which parameters train: "full", "embeddings" or a list of globs of parameter names
+    freeze: str | list[str] = "full"
+    eval_every: int = 100  # evaluate on the test set every this many steps
     eval_size: int | None = None  # score at most this many test items (None = the whole test set)
     eval_batch: int = 8192  # chunk size for evaluation (memory only)
-    converge_loss: float | None = None
-    converge_acc: float | None = None
+    converge_loss: float | None = None  # stop early once the test loss is below this
+    converge_acc: float | None = None  # stop early once the test accuracy reaches this
     checkpoint_every: int = 0  # 0 = only at the end (when checkpoint_path is set)
-    checkpoint_path: str | None = None
+    checkpoint_path: str | None = None  # trainer checkpoint file (None: none, or the run folder's)
     resume: bool = False  # continue from checkpoint_path if it exists
 
     def __post_init__(self) -> None:
@@ -94,7 +98,7 @@ class TrainConfig:
         if self.grad_clip is not None:
             check_number("train.grad_clip", self.grad_clip, 0, low_open=True)
         if isinstance(self.freeze, str):
-            check_choice("freeze spec", self.freeze, ["full", "embeddings"])
+            check_choice("freeze spec", self.freeze, PRESETS)
         elif not isinstance(self.freeze, list) or not self.freeze:
             raise UserError(
                 f"train.freeze={self.freeze!r} is not allowed; give 'full', 'embeddings' or a "
@@ -148,14 +152,22 @@ def seeded_model(config: Any, seed: int, device: torch.device | str = "cpu") -> 
 
 # -- freeze specs ------------------------------------------------------------------------------------------
 def trainable_names(model: nn.Module, freeze: str | list[str]) -> list[str]:
-    """Names of the parameters that train under `freeze`; UserError for a spec that is wrong for this model."""
-    return select_trainable([n for n, _ in model.named_parameters()], freeze)
+    """Names of the parameters that train under `freeze`; UserError for a spec that is wrong for this model.
+
+    A model's `fixed_parameters` (part of its definition, e.g. the two-head model's positional
+    embeddings) never train, whatever the spec."""
+    fixed = fixed_parameter_names(model)
+    return select_trainable([n for n, _ in model.named_parameters()], freeze, fixed)
 
 
-def select_trainable(names: list[str], freeze: str | list[str]) -> list[str]:
-    """The parameter `names` that train under `freeze` (see `trainable_names`)."""
+def select_trainable(
+    names: list[str], freeze: str | list[str], fixed: set[str] | frozenset[str] = frozenset()
+) -> list[str]:
+    """The parameter `names` that train under `freeze`, never one in `fixed` (see `trainable_names`)."""
+    every = names
+    names = [n for n in names if n not in fixed]
     if isinstance(freeze, str):
-        check_choice("freeze spec", freeze, ["full", "embeddings"])
+        check_choice("freeze spec", freeze, PRESETS)
         if freeze == "full":
             chosen = names
         else:
@@ -169,13 +181,20 @@ def select_trainable(names: list[str], freeze: str | list[str]) -> list[str]:
             )
         for pattern in freeze:
             if not any(fnmatch.fnmatchcase(n, pattern) for n in names):
+                held = [n for n in every if n in fixed and fnmatch.fnmatchcase(n, pattern)]
+                if held:
+                    raise UserError(
+                        f"freeze pattern {pattern!r} matches only {', '.join(held)}, which the model "
+                        "keeps fixed (part of its definition); no freeze spec trains it"
+                    )
                 tops = sorted({n.split(".")[0] + ".*" for n in names})
                 raise UserError(
                     f"freeze pattern {pattern!r} matches no parameter; parameter groups: {', '.join(tops)}"
                 )
         chosen = [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in freeze)]
     if not chosen:
-        raise UserError(f"freeze spec {freeze!r} leaves nothing to train in this model")
+        why = f" (fixed, never trained: {', '.join(sorted(fixed))})" if fixed else ""
+        raise UserError(f"freeze spec {freeze!r} leaves nothing to train in this model{why}")
     return chosen
 
 
@@ -316,6 +335,7 @@ class Trainer:
         metrics_log: Callable[[int, dict[str, float]], None] | None = None,
         progress: bool = False,
         eval_hook: Callable[[int, nn.Module], dict[str, Any]] | None = None,
+        eval_at_start: bool = False,
     ) -> None:
         self.device = resolve_device(device)
         self.model = model.to(self.device)
@@ -326,6 +346,7 @@ class Trainer:
         self.eval_hook = (
             eval_hook  # extra metrics at each evaluation (e.g. sharpness during training)
         )
+        self.eval_at_start = eval_at_start  # a step-0 row before the first update
         c.validate()  # again: a config may have been edited since it was built
         self.params = apply_freeze(self.model, c.freeze)
         self.optimizer = make_optimizer(self.params, c)
@@ -404,6 +425,15 @@ class Trainer:
         self.optimizer.step()
         run.advance(out, batch, value, factor)
 
+    def _start_row(self) -> dict[str, Any]:
+        """The untrained model's evaluation row (step 0): test loss and accuracy, the hook's metrics."""
+        first = evaluate(self.model, self.task, self.test, self.device, self.config.eval_batch)
+        row: dict[str, Any] = {"test_loss": first["loss"], "test_acc": first["acc"]}
+        if self.eval_hook is not None and math.isfinite(first["loss"]):
+            row.update(self.eval_hook(0, self.model))
+        self.model.train()
+        return row
+
     def _converged(self, metrics: dict[str, float]) -> bool:
         c = self.config
         if c.converge_loss is None and c.converge_acc is None:
@@ -450,6 +480,8 @@ class Run:
         self.converged_step: int | None = self.state.get("converged_step")
         self.bar = _Progress(c.steps, enabled=t.progress)
         self.bar.advance(self.step)
+        if t.eval_at_start and self.step == 0 and not self.state["history"]:
+            t._record(self.state, 0, t._start_row(), self.bar)
         t.model.train()
         self.last_eval: dict[str, float] = self.state.get("last_eval", {})
 
@@ -587,6 +619,7 @@ class _Progress:
 __all__ = [
     "EMBEDDING_PATTERNS",
     "FIT_REDIRECT",
+    "PRESETS",
     "Run",
     "TrainConfig",
     "TrainResult",

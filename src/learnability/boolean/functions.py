@@ -14,8 +14,11 @@ Majority tie rule: for even n, a tie (exactly n/2 ones) maps to 1, i.e. MAJ(x) =
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import os
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -464,9 +467,137 @@ def _is_file(text: str) -> bool:
         return False
 
 
+# -------------------------------------------------------------------------- functions given by reference
+PY_PREFIX = "py:"
+_PY_SPEC = re.compile(r"^py:([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*):([A-Za-z_][\w]*)$")
+_PROBE_ROWS = 64
+
+
+def python_function(spec: str, n: int) -> BooleanFunction:
+    """`py:package.module:fn`: a vectorised callable of a (B, n) 0/1 uint8 array returning (B,) 0/1 values,
+    evaluated at whatever n is asked for (so a sweep over n works).
+
+    This imports the module the spec names and runs its code, as `import package.module` would: only
+    code the user chose to name. The module is looked up on the import path, then in the current
+    folder. The function is checked on a few strings now (a batch of every string for n ≤ 6, else 64
+    fixed ones) and its output on every later batch is checked as well: a wrong shape or a value other
+    than 0/1 is a UserError naming the spec. The run id covers the spec, not the code: edit the function
+    and the store still holds the old runs under the same ids (give the edited one a new name)."""
+    match = _PY_SPEC.match(spec.strip())
+    if match is None:
+        raise UserError(
+            f"function spec {spec!r} is not of the form py:package.module:function "
+            "(a module on the import path, then the name of a callable in it)"
+        )
+    module_name, attr = match.groups()
+    module = _import_user_module(module_name, spec)
+    fn = getattr(module, attr, None)
+    if fn is None:
+        names = [k for k in vars(module) if not k.startswith("_") and callable(vars(module)[k])]
+        raise UserError(
+            f"function spec {spec!r}: module {module_name!r} has no {attr!r}"
+            f"{did_you_mean(attr, names)}; its callables: {', '.join(sorted(names)) or 'none'}"
+        )
+    if not callable(fn):
+        raise UserError(
+            f"function spec {spec!r}: {module_name}.{attr} is not callable (its type is {type(fn).__name__})"
+        )
+    n = check_n(n, limit=MAX_N)
+    checked = _checked_callable(fn, spec)
+    checked(_probe_rows(n))  # fail now, at the spec, not inside a worker
+    return BooleanFunction(n, spec.strip(), fn=checked, params={"reference": spec.strip()})
+
+
+def _import_user_module(name: str, spec: str) -> Any:
+    try:
+        return _import(name, spec)
+    except ModuleNotFoundError as exc:
+        here = os.getcwd()
+        if not _is_the_module(exc, name) or here in sys.path:
+            raise _not_importable(name, spec, exc) from None
+    # the `learnability` script's import path starts at its own folder, not the user's: look in the
+    # current folder too, after everything installed (so it cannot shadow an installed package)
+    sys.path.append(here)
+    try:
+        return _import(name, spec)
+    except ModuleNotFoundError as exc:
+        raise _not_importable(name, spec, exc) from None
+
+
+def _import(name: str, spec: str) -> Any:
+    """Import `name`; a missing module stays a ModuleNotFoundError, any other failure of the user's
+    module while it is imported becomes a UserError."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if _is_the_module(exc, name):
+            raise
+        failure: Exception = exc  # the user's module imports something that is not installed
+    except Exception as exc:
+        failure = exc
+    raise UserError(
+        f"function spec {spec!r}: importing {name!r} failed: {type(failure).__name__}: {failure}"
+    )
+
+
+def _is_the_module(exc: ModuleNotFoundError, name: str) -> bool:
+    missing = exc.name or name
+    return name == missing or name.startswith(missing + ".")
+
+
+def _not_importable(name: str, spec: str, exc: ModuleNotFoundError) -> UserError:
+    return UserError(
+        f"function spec {spec!r}: module {name!r} cannot be imported (no module "
+        f"{exc.name or name!r} on the import path or in the current folder {os.getcwd()!r})"
+    )
+
+
+def _checked_callable(fn: Callable[[np.ndarray], Any], spec: str) -> BatchFn:
+    def checked(x: np.ndarray) -> np.ndarray:
+        try:
+            raw = fn(x)
+        except UserError:
+            raise
+        except Exception as exc:
+            raise UserError(
+                f"function {spec!r} raised {type(exc).__name__} on a ({x.shape[0]}, {x.shape[1]}) "
+                f"0/1 batch: {exc}"
+            ) from None
+        try:
+            out = np.asarray(raw)
+        except Exception:
+            out = np.asarray(None)
+        if out.shape != (x.shape[0],):
+            raise UserError(
+                f"function {spec!r} returned shape {out.shape} for a ({x.shape[0]}, {x.shape[1]}) "
+                f"batch; it must return one value per row, shape ({x.shape[0]},)"
+            )
+        if out.dtype == np.bool_:
+            return out.view(np.uint8)
+        if not (np.issubdtype(out.dtype, np.integer) or np.issubdtype(out.dtype, np.floating)):
+            raise UserError(
+                f"function {spec!r} returned values of type {out.dtype}; it must return 0/1 numbers"
+            )
+        bad = out[(out != 0) & (out != 1)]
+        if bad.size:
+            raise UserError(
+                f"function {spec!r} returned {bad.flat[0].item()!r}; a Boolean function's values must be 0 or 1"
+            )
+        return out.astype(np.uint8)
+
+    return checked
+
+
+def _probe_rows(n: int) -> np.ndarray:
+    if n <= 6:
+        return _input_rows(n, 0, 1 << n)
+    return np.random.default_rng(0).integers(0, 2, size=(_PROBE_ROWS, n), dtype=np.uint8)
+
+
 def resolve_function(spec: str, n: int | None = None) -> BooleanFunction:
     """A function from a CLI-style spec: a zoo name with optional params (`sparse_parity:k=3,seed=1`),
-    an expression over x0..x{n-1} (`x0 ^ x3 | maj(x1,x2,x4)`), or a truth-table file path (.npy or text).
+    an expression over x0..x{n-1} (`x0 ^ x3 | maj(x1,x2,x4)`), a truth-table file path (.npy or text),
+    or a callable by reference, `py:package.module:fn` (see `python_function`).
     `n` may be omitted only for a file (it is then inferred from the table length)."""
     # expr builds BooleanFunctions, so it imports this module: import it when first needed
     from learnability.boolean.expr import expression_function
@@ -476,6 +607,10 @@ def resolve_function(spec: str, n: int | None = None) -> BooleanFunction:
             f"function spec {spec!r} is empty; give a zoo name, an expression or a file"
         )
     text = spec.strip()
+    if text.startswith(PY_PREFIX):
+        if n is None:
+            raise UserError(f"n (the number of input bits) is required for {text!r}")
+        return python_function(text, n)
     looks_like_path = text.endswith((".npy", ".txt")) or "/" in text or _is_file(text)
     if looks_like_path and not any(op in text for op in "^|&~("):
         return load_table(text, n)

@@ -36,6 +36,8 @@ _GROUPS: list[tuple[str, str, str | None]] = [
     ("learnability.cli.fn", "app", "fn"),
     ("learnability.cli.train", "register", None),
     ("learnability.cli.sweep", "register", None),
+    ("learnability.cli.plot", "register", None),
+    ("learnability.cli.config", "app", "config"),
 ]
 
 

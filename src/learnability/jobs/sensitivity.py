@@ -25,7 +25,6 @@ Scales: sharpness and sensitivity are reported in ±1 output units (×4 for mode
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -43,12 +42,13 @@ from learnability.jsonsafe import json_safe
 from learnability.measure import layernorm_blowup, lipschitz_constant, model_outputs, parameter_norm
 from learnability.measure.bounds import (
     lipschitz_scaled,
+    output_scale,
     real_average_sensitivity,
+    reference_radius,
     sampled_real_sensitivity,
     sharpness_profile,
 )
 from learnability.measure.length import bucket_accuracy, check_length_setup, training_strings
-from learnability.measure.norms import positional_names
 from learnability.measure.scratchpad import scratchpad_accuracy
 from learnability.measure.sharpness import sharpness
 from learnability.models import BooleanTransformerConfig
@@ -63,15 +63,7 @@ EXACT_LIMIT = 16  # the model's own sensitivity is exact on all 2^n strings up t
 
 
 # -- measurements shared by the jobs ------------------------------------------------------------------------
-def output_scale(task: Task) -> float:
-    """Factor from the model's output scale to ±1 units for squared differences (4 for 0/1 targets)."""
-    return 4.0 if getattr(getattr(task, "config", None), "targets", "01") == "01" else 1.0
-
-
-def reference_radius(model: nn.Module, eps: float) -> float:
-    """ε·√P, P the non-positional parameters: the norm of the published Gaussian perturbation."""
-    skip = positional_names(model)
-    return eps * math.sqrt(sum(p.numel() for n, p in model.named_parameters() if n not in skip))
+# output_scale and reference_radius live in measure.bounds (the named bound measures use them too)
 
 
 def sharpness_pair(

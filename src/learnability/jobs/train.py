@@ -9,9 +9,15 @@ seconds, train_loss, test_loss, test_acc, trainable_params, and the metrics of e
 `measure` (listed in `learnability.measure.registry`).
 Torch uses `threads` threads during the run (default 1, as sweeps): a sum's rounding depends on how it
 is split, so the thread count is part of the run id when it is not 1.
-Measures named in `track` are also taken at every evaluation (they appear in the metrics log and, as
-`history`, in the result); `keep_history` returns the history of the plain evaluations alone. Measures run on the first `measure_batch` test items; sharpness directions come from a generator seeded with
-`seed` (independent directions across batches). Boolean tasks also report the target's own profile:
+`track`: measures (names as in `measure`) also taken during training, on the untrained model (a row at
+step 0) and at every evaluation (every `train.eval_every` steps and at the last step). Each row holds
+step, the evaluation's test_loss and test_acc, the mean training loss since the previous evaluation (loss),
+the training batch's accuracy (acc) and the learning rate (lr) — none of these three at step 0 — and the
+tracked measures' metrics. Rows go to the run's metrics log (`metrics.jsonl`) as they are taken and,
+as `history` (a list of rows), into the result. A row whose test loss is not finite skips the measures.
+`keep_history` returns the history of the plain evaluations alone (no step 0: the volume study's
+plateau rule reads that history as it was stored). Measures run on the first `measure_batch` test items;
+sharpness directions come from a generator seeded with `seed` (independent directions across batches). Boolean tasks also report the target's own profile:
 target_as, target_K0, target_max_sensitivity, target_degree (when the analysis module has them).
 A diverged run skips the measures. `register_measure(name)` adds a measure (a study may add its own).
 The final model is saved to run_dir/model.pt (see `learnability.checkpoints`: plain data, read with
@@ -34,8 +40,9 @@ from learnability.config import HASH_OMIT_DEFAULT, config_hash, from_dict, to_di
 from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_int, check_number
 from learnability.jsonsafe import json_safe
-from learnability.measure.registry import check_measures, run_measures
-from learnability.models import BooleanTransformerConfig, ModelConfig
+from learnability.measure.registry import DEFAULT_BOUND_RADII, check_measures, run_measures
+from learnability.models import BooleanTransformerConfig, ModelConfig, fixed_parameter_names
+from learnability.models.two_head import validate_config as validate_two_head
 from learnability.sweep.jobs import RunContext, register_job
 from learnability.tasks import Task, build_task, task_config_union
 from learnability.tasks.boolean import BooleanTask, BooleanTaskConfig
@@ -51,20 +58,25 @@ class TrainJobConfig:
     task: TaskConfig = field(default_factory=BooleanTaskConfig)  # type: ignore[valid-type]
     model: ModelConfig = field(default_factory=BooleanTransformerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    # measures taken after training (names: `learnability.measure.registry`)
     measure: list[str] = field(default_factory=lambda: ["accuracy"])
-    track: list[str] = field(
-        default_factory=list
-    )  # measures also taken at every evaluation (history)
+    # measures also taken at step 0 and at every evaluation, returned as `history` (module docstring)
+    track: list[str] = field(default_factory=list)
     measure_batch: int = 1024  # test items the measures use
-    profile_margin: float = 0.0
+    profile_margin: float = 0.0  # outputs within this of the threshold count as undecided (profile)
     sharpness_rho: float = 0.1  # sphere radius
     sharpness_eps: float = 0.02  # per-coordinate σ of the Gaussian variant
-    sharpness_directions: int = 32
-    pca_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32])
+    sharpness_directions: int = 32  # random directions per sharpness estimate
+    pca_ks: list[int] = field(default_factory=lambda: [1, 2, 4, 8, 16, 32])  # k of the pca measure
+    # sphere radii of the sharpness_bound measure, in units of sharpness_eps·√P; not in the run id at
+    # its default, so runs stored before it existed keep their id
+    bound_radii: list[float] = field(
+        default_factory=lambda: list(DEFAULT_BOUND_RADII), metadata=HASH_OMIT_DEFAULT
+    )
     seed: int = 0  # model initialisation
     data_seed: int = 0  # data splits and batch sampling
     device: str = "cpu"  # used by run_train when no device is passed (a sweep's device wins)
-    save_model: bool = True
+    save_model: bool = True  # write the trained model to the run folder (model.pt)
     # torch threads of the run: a float sum's order depends on it, so it is part of the run id
     # (when not 1, the default and what sweeps use: runs stored before it existed keep their id)
     threads: int = field(default=1, metadata=HASH_OMIT_DEFAULT)
@@ -85,6 +97,14 @@ class TrainJobConfig:
         check_int("sharpness_directions", self.sharpness_directions, 1)
         for i, k in enumerate(self.pca_ks):
             check_int(f"pca_ks[{i}]", k, 1)
+        if not self.bound_radii:
+            raise UserError("bound_radii=[] is not allowed; give at least one radius multiplier")
+        for i, m in enumerate(self.bound_radii):
+            check_number(f"bound_radii[{i}]", m, 0, low_open=True)
+        if any(b <= a for a, b in zip(self.bound_radii, self.bound_radii[1:])):
+            raise UserError(
+                f"bound_radii={self.bound_radii} is not allowed; give increasing values"
+            )
         check_int("seed", self.seed, 0, MAX_SEED)
         check_int("data_seed", self.data_seed, 0, MAX_SEED)
         check_int("threads", self.threads, 1, MAX_THREADS)
@@ -99,7 +119,7 @@ class TrainJobConfig:
 def _check_freeze(model: Any, freeze: str | list[str]) -> None:
     # the model's parameter names come from a model built on the meta device (no weights allocated)
     try:
-        select_trainable(checkpoints.parameter_names(model), freeze)
+        select_trainable(checkpoints.parameter_names(model), freeze, fixed_parameter_names(model))
     except UserError as exc:
         raise UserError(f"train.freeze: {exc}") from None
 
@@ -128,6 +148,13 @@ def _check_task_fits_model(task: Any, model: Any) -> None:
             f"task strings of length {longest} are longer than model.max_len={model.max_len}; "
             f"set model.max_len ≥ {longest}"
         )
+    if arch == "two_head":
+        validate_two_head(model)
+        if longest != task.n or model.d != task.n:
+            raise UserError(
+                f"model.d={model.d} must equal task.n={task.n} (the two-head model reads exactly d "
+                "bits), with no task.min_len / task.max_len"
+            )
     vocab = getattr(model, "vocab_size", None)
     if vocab is not None and vocab < 2:
         raise UserError(f"model.vocab_size={vocab} is too small for bit strings; it must be ≥ 2")
@@ -205,8 +232,9 @@ def _run_train(
             return run_measures(m, task, config, config.track, device)
 
     trainer = Trainer(
-        model, task, train, device, metrics_log=log, progress=progress, eval_hook=hook
-    )
+        model, task, train, device, metrics_log=log, progress=progress, eval_hook=hook,
+        eval_at_start=bool(config.track),
+    )  # fmt: skip
     result = trainer.fit(data_seed=config.data_seed, init_seed=config.seed)
     metrics: dict[str, Any] = {
         "status": result.status,

@@ -11,6 +11,10 @@ reports ±1 units (`scale=4` for 0/1 outputs, 1 for ±1 outputs).
   *same* random directions at every radius (so L_ρ is a smooth curve in ρ, not noise between radii).
 - `bound_radius(radii, values, target)`: the radius at which the profile first reaches `target`
   (the sharpness bound of the paper's §5: lim_{ρ→0} liminf_n L_ρ,n ≥ liminf_n as(T)/(2n) − slack), by log–log interpolation.
+- `output_scale(task)`, `reference_radius(model, eps)`: the ±1-unit factor (4 for 0/1 targets) and the
+  norm ε√P of the published Gaussian perturbation (P the non-positional parameters).
+- `sharpness_bound(model, task, batch, multipliers, ...)`: the §5 bound on one model: as(T) (exact up to
+  n = 16, else sampled), the level as(T)/(2n), L_ρ at ρ = multiplier · ε√P and the bound radius.
 - `lipschitz_scaled(model)`: log C for the Lipschitz constant of the paper's §4,
   C = exp(4d · max_h Σ_{i=2}^{L} ‖Γ_i K_{i,h}ᵀ Q_{i,h} Γ_i‖₂² / d_h), where the paper's attention score
   (K y_j)ᵀ(Q y_i) is matched to this model's: the 1/√d_h of scaled dot-product attention is split
@@ -30,9 +34,10 @@ import torch
 from torch import nn
 
 from learnability.errors import UserError
-from learnability.measure.norms import _query_keys
+from learnability.measure.norms import _query_keys, positional_names
+from learnability.measure.sensitivity import model_outputs
 from learnability.measure.sharpness import Estimate, sharpness
-from learnability.tasks.base import Batch
+from learnability.tasks.base import Batch, Task
 
 
 # -- average sensitivity of a real-valued output ---------------------------------------------------------
@@ -131,6 +136,66 @@ def bound_radius(radii: list[float], values: list[float], target: float) -> Boun
     return BoundRadius(radii[-1], "beyond_largest")
 
 
+# -- the bound on one model ------------------------------------------------------------------------------
+EXACT_SENSITIVITY_N = 16  # the model's own as(T) is exact on all 2^n strings up to this n
+SAMPLED_SENSITIVITY_STRINGS = 1024
+
+
+def output_scale(task: Task) -> float:
+    """Factor from the model's output scale to ±1 units for squared differences (4 for 0/1 targets)."""
+    return 4.0 if getattr(getattr(task, "config", None), "targets", "01") == "01" else 1.0
+
+
+def reference_radius(model: nn.Module, eps: float) -> float:
+    """ε·√P, P the non-positional parameters: the norm of the published Gaussian perturbation."""
+    skip = positional_names(model)
+    return eps * math.sqrt(sum(p.numel() for n, p in model.named_parameters() if n not in skip))
+
+
+@torch.no_grad()
+def model_real_sensitivity(
+    model: nn.Module, task: Task, device: torch.device | str, seed: int
+) -> tuple[float, bool]:
+    """(as(T) in ±1 units of the model's real output on a scalar Boolean task, exact?): exact on all 2^n
+    strings up to n = EXACT_SENSITIVITY_N, else from SAMPLED_SENSITIVITY_STRINGS strings (seeded)."""
+    n = int(getattr(task, "max_len", 0))
+    scale = 1.0 if getattr(getattr(task, "config", None), "targets", "01") == "01" else 0.25
+    if n <= EXACT_SENSITIVITY_N:
+        return real_average_sensitivity(model_outputs(model, n, device).cpu(), n, scale), True
+    g = torch.Generator().manual_seed(seed + 11)
+    return scale * sampled_real_sensitivity(model, n, SAMPLED_SENSITIVITY_STRINGS, g, device), False
+
+
+def sharpness_bound(
+    model: nn.Module,
+    task: Task,
+    batch: Batch,
+    multipliers: list[float],
+    eps: float,
+    directions: int,
+    seed: int,
+    device: torch.device | str = "cpu",
+) -> dict[str, object]:
+    """The sharpness bound of Hahn & Rofin §5 measured on one model (module docstring): as(T), the level
+    as(T)/(2n), the profile L_ρ (±1 units) at ρ = m·ε√P for each multiplier m, and the radius where the
+    profile first reaches the level (with where it lies on the grid)."""
+    as_real, exact = model_real_sensitivity(model, task, device, seed)
+    n = int(getattr(task, "max_len", 0))
+    rho0 = reference_radius(model, eps)
+    radii = [m * rho0 for m in multipliers]
+    profile = sharpness_profile(model, batch, radii, directions, seed + 31, output_scale(task))
+    values = [e.mean for e in profile]
+    level = as_real / (2 * n)
+    out: dict[str, object] = {
+        "model_as_real": as_real, "model_as_real_exact": exact, "bound_level": level,
+        "bound_rho0": rho0, "bound_radii": radii, "bound_profile": values,
+    }  # fmt: skip
+    if level > 0 and radii and all(r > 0 for r in radii):
+        hit = bound_radius(radii, values, level)
+        out["bound_radius"], out["bound_radius_status"] = hit.radius, hit.status
+    return out
+
+
 # -- the Lipschitz constant with the model's attention scaling and LayerNorm gains -------------------------
 def attention_input_gains(model: nn.Module) -> list[torch.Tensor | None]:
     """Per layer, the gain γ (d,) of the LayerNorm whose output is that layer's attention input (None
@@ -172,6 +237,7 @@ def lipschitz_scaled(model: nn.Module) -> dict[str, float]:
 
 
 __all__ = [
-    "BoundRadius", "attention_input_gains", "bound_radius", "lipschitz_scaled", "real_average_sensitivity",
-    "sampled_real_sensitivity", "sharpness_profile",
+    "BoundRadius", "attention_input_gains", "bound_radius", "lipschitz_scaled", "model_real_sensitivity",
+    "output_scale", "real_average_sensitivity", "reference_radius", "sampled_real_sensitivity",
+    "sharpness_bound", "sharpness_profile",
 ]  # fmt: skip

@@ -2,16 +2,23 @@
 
 - `parameter_norm(model)`: ‖θ‖₂ over every parameter except the positional ones
   (`model.positional_parameter_names()`; none when the model does not define it).
-- `lipschitz_constant(model)`: C = exp(4d · max_h Σ_{i=2}^{L} ‖K_i^{hᵀ} Q_i^h‖₂²), d the model width, K/Q the
+- `norm_change(model, initial, names)`: over the parameters `names` (the trainable, non-positional ones
+  in the `param_norm_trainable` measure), ‖θ‖, ‖θ₀‖ of the initial model, ‖θ‖/‖θ₀‖, ‖θ − θ₀‖ and
+  ‖θ − θ₀‖/‖θ₀‖.
+- `lipschitz_constant(model)`: the *uncorrected* constant (the `lipschitz` measure; kept because stored
+  runs used it): C = exp(4d · max_h Σ_{i=2}^{L} ‖K_i^{hᵀ} Q_i^h‖₂²), d the model width, K/Q the
   per-head key/query matrices (dh × d) of layer i (layers counted from 1, so the first layer is left out).
   C overflows quickly, so it is reported as log C and log10 C (C itself only when it is finite in float64).
   K/Q come from `model.query_key_matrices()` when the model has it, else from fused `in_proj` weights
-  (rows q | k | v, heads contiguous) of modules named `layers.{i}.attn`.
+  (rows q | k | v, heads contiguous) of modules named `layers.{i}.attn`. It ignores the model's 1/√d_h
+  score scaling and LayerNorm gains, so it overstates C by orders of magnitude (log10 C ≈ 233 on a small
+  model): the corrected constant is `measure.bounds.lipschitz_scaled` (the `lipschitz_scaled` measure).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 
 import torch
 from torch import nn
@@ -34,6 +41,30 @@ def parameter_norm(model: nn.Module, exclude_positional: bool = True) -> float:
         if n not in skip
     )
     return math.sqrt(total)
+
+
+@torch.no_grad()
+def norm_change(model: nn.Module, initial: nn.Module, names: Collection[str]) -> dict[str, float]:
+    """Norm of the parameters `names` of `model`, of the same ones at initialisation, and of the change
+    (keys: norm, init_norm, ratio, distance, relative_distance; ratios are nan when ‖θ₀‖ = 0)."""
+    now, then = dict(model.named_parameters()), dict(initial.named_parameters())
+    missing = [n for n in names if n not in now or n not in then]
+    if missing:
+        raise UserError(
+            f"parameter {missing[0]!r} is not in both models; they are not the same model"
+        )
+    sq = sq0 = sqd = 0.0
+    for n in names:
+        a, b = now[n].detach().double(), then[n].detach().double().to(now[n].device)
+        if a.shape != b.shape:
+            raise UserError(f"parameter {n!r} has shape {list(a.shape)} ≠ {list(b.shape)} at init")
+        sq += float(a.pow(2).sum())
+        sq0 += float(b.pow(2).sum())
+        sqd += float((a - b).pow(2).sum())
+    norm, init, dist = math.sqrt(sq), math.sqrt(sq0), math.sqrt(sqd)
+    nan = float("nan")
+    return {"norm": norm, "init_norm": init, "ratio": norm / init if init > 0 else nan,
+            "distance": dist, "relative_distance": dist / init if init > 0 else nan}  # fmt: skip
 
 
 def _query_keys(model: nn.Module) -> list[list[tuple[torch.Tensor, torch.Tensor]]]:
@@ -78,4 +109,4 @@ def lipschitz_constant(model: nn.Module) -> dict[str, float]:
     return {"log_C": log_c, "log10_C": log_c / math.log(10), "C": c}
 
 
-__all__ = ["lipschitz_constant", "parameter_norm", "positional_names"]
+__all__ = ["lipschitz_constant", "norm_change", "parameter_norm", "positional_names"]

@@ -5,9 +5,26 @@ A measure is `fn(ctx: MeasureContext) -> dict` of JSON numbers. Standard ones:
 - "profile": the model's thresholded function on all 2^n inputs (sampled above 2^20): model_as, model_K0,
   model_max_sensitivity, model_undecided, model_counts, and function_agreement with the target (exact only),
 - "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate,
-- "param_norm": param_norm (positional parameters excluded), "lipschitz": log10_lipschitz, log_lipschitz,
-- "sharpness": sphere radius `sharpness_rho`, E(T_{θ+Δ} − T_θ)² → sharpness, sharpness_ci_low, sharpness_ci_high,
+- "param_norm": param_norm over every parameter but the positional ones (frozen ones included),
+- "param_norm_trainable": over the parameters the run's freeze spec trains (positional ones excluded, as in
+  param_norm; under "full" the two agree): param_norm_trainable ‖θ‖, param_norm_trainable_init ‖θ₀‖ (the
+  run's own initialisation, rebuilt from its model config and seed), param_norm_trainable_ratio ‖θ‖/‖θ₀‖,
+  param_distance_trainable ‖θ − θ₀‖, param_distance_trainable_relative ‖θ − θ₀‖/‖θ₀‖,
+- "lipschitz": log10_lipschitz, log_lipschitz — the UNCORRECTED constant of `measure.norms.lipschitz_constant`
+  (no 1/√d_h score scaling, no LayerNorm gains: orders of magnitude too large; kept for stored runs),
+- "lipschitz_scaled": log10_lipschitz_scaled, log_lipschitz_scaled — the corrected constant of Hahn &
+  Rofin §4 (`measure.bounds.lipschitz_scaled`, what the sensitivity study reports),
+- "sharpness": sphere radius `sharpness_rho`, E(T_{θ+Δ} − T_θ)² → sharpness, sharpness_ci_low, sharpness_ci_high
+  (Δ over every non-positional parameter, frozen ones included),
 - "sharpness_gauss": N(0, `sharpness_eps`²) per coordinate, mean loss increase → sharpness_gauss(_ci_low/_ci_high),
+- "sharpness_trainable", "sharpness_gauss_trainable": the same two with Δ over the trainable parameters
+  only (positional ones still excluded) → sharpness_trainable(_ci_low/_ci_high), sharpness_gauss_trainable(…),
+- "real_sensitivity": model_as_real, as(T) of the model's real output in ±1 units (exact up to n = 16, else
+  1,024 sampled strings; model_as_real_exact says which), and bound_level = as(T)/(2n),
+- "sharpness_bound": the §5 sharpness bound (`measure.bounds.sharpness_bound`): model_as_real, bound_level,
+  bound_rho0 = `sharpness_eps`·√P, bound_radii = `bound_radii` × ρ0, bound_profile (L_ρ in ±1 units,
+  `sharpness_directions` directions, the same at every radius), bound_radius and bound_radius_status
+  (where L_ρ first reaches the level: crossed / at_smallest / beyond_largest),
 - "length_generalisation": length_acc {bucket: accuracy},
 - "pca": pca_vs_neurons per hidden state (fractions for k in `pca_ks`).
 Measures run on a fixed batch (the first `measure_batch` test items); sharpness directions come from a
@@ -25,14 +42,24 @@ from torch import nn
 
 from learnability.device import resolve_device
 from learnability.errors import UserError, did_you_mean
+from learnability.measure.bounds import (
+    lipschitz_scaled,
+    model_real_sensitivity,
+    sharpness_bound,
+)
 from learnability.measure.layernorm import layernorm_blowup
-from learnability.measure.norms import lipschitz_constant, parameter_norm
+from learnability.measure.norms import (
+    lipschitz_constant,
+    norm_change,
+    parameter_norm,
+    positional_names,
+)
 from learnability.measure.probes import length_generalisation, pca_vs_neurons
 from learnability.measure.sensitivity import all_bit_strings, model_outputs, model_profile
 from learnability.measure.sharpness import sharpness
 from learnability.tasks import Task
 from learnability.tasks.boolean import BooleanTask
-from learnability.train import compute_loss, evaluate
+from learnability.train import compute_loss, evaluate, seeded_model, trainable_names
 
 
 class MeasureSettings(Protocol):
@@ -57,6 +84,8 @@ class MeasureContext:
 
 
 MEASURES: dict[str, Callable[[MeasureContext], dict[str, Any]]] = {}
+# sphere radii of the sharpness_bound profile, in units of ε√P (the sensitivity study's grid)
+DEFAULT_BOUND_RADII = (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
 
 
 def register_measure(name: str) -> Callable:
@@ -146,7 +175,46 @@ def _lipschitz(ctx: MeasureContext) -> dict[str, Any]:
     return {"log10_lipschitz": c["log10_C"], "log_lipschitz": c["log_C"]}
 
 
-def _sharp(ctx: MeasureContext, kind: str, key: str, radius: float) -> dict[str, Any]:
+@register_measure("lipschitz_scaled")
+def _lipschitz_scaled(ctx: MeasureContext) -> dict[str, Any]:
+    c = lipschitz_scaled(ctx.model)
+    return {"log10_lipschitz_scaled": c["log10_C"], "log_lipschitz_scaled": c["log_C"]}
+
+
+def _run_part(ctx: MeasureContext, name: str, what: str) -> Any:
+    value = getattr(ctx.config, name, None)
+    if value is None:
+        raise UserError(f"measure {what!r} needs the run's {name} config (a train job's config)")
+    return value
+
+
+def _trainable(ctx: MeasureContext, what: str) -> list[str]:
+    """The parameters the run's freeze spec trains, positional ones left out."""
+    freeze = _run_part(ctx, "train", what).freeze
+    skip = positional_names(ctx.model)
+    names = [n for n in trainable_names(ctx.model, freeze) if n not in skip]
+    if not names:
+        raise UserError(
+            f"measure {what!r}: the freeze spec {freeze!r} trains only positional parameters"
+        )
+    return names
+
+
+@register_measure("param_norm_trainable")
+def _param_norm_trainable(ctx: MeasureContext) -> dict[str, Any]:
+    names = _trainable(ctx, "param_norm_trainable")
+    initial = seeded_model(_run_part(ctx, "model", "param_norm_trainable"), ctx.config.seed)
+    c = norm_change(ctx.model, initial, names)
+    return {
+        "param_norm_trainable": c["norm"], "param_norm_trainable_init": c["init_norm"],
+        "param_norm_trainable_ratio": c["ratio"], "param_distance_trainable": c["distance"],
+        "param_distance_trainable_relative": c["relative_distance"],
+    }  # fmt: skip
+
+
+def _sharp(
+    ctx: MeasureContext, kind: str, key: str, radius: float, perturb: list[str] | None = None
+) -> dict[str, Any]:
     est = sharpness(
         ctx.model,
         ctx.batch,
@@ -155,6 +223,7 @@ def _sharp(ctx: MeasureContext, kind: str, key: str, radius: float) -> dict[str,
         kind=kind,
         directions=ctx.config.sharpness_directions,
         generator=torch.Generator().manual_seed(ctx.config.seed + 7919),
+        perturb=perturb,
     )
     return {key: est.mean, f"{key}_ci_low": est.ci_low, f"{key}_ci_high": est.ci_high}
 
@@ -167,6 +236,34 @@ def _sharpness(ctx: MeasureContext) -> dict[str, Any]:
 @register_measure("sharpness_gauss")
 def _sharpness_gauss(ctx: MeasureContext) -> dict[str, Any]:
     return _sharp(ctx, "gaussian", "sharpness_gauss", ctx.config.sharpness_eps)
+
+
+@register_measure("sharpness_trainable")
+def _sharpness_trainable(ctx: MeasureContext) -> dict[str, Any]:
+    names = _trainable(ctx, "sharpness_trainable")
+    return _sharp(ctx, "sphere", "sharpness_trainable", ctx.config.sharpness_rho, names)
+
+
+@register_measure("sharpness_gauss_trainable")
+def _sharpness_gauss_trainable(ctx: MeasureContext) -> dict[str, Any]:
+    names = _trainable(ctx, "sharpness_gauss_trainable")
+    return _sharp(ctx, "gaussian", "sharpness_gauss_trainable", ctx.config.sharpness_eps, names)
+
+
+@register_measure("real_sensitivity")
+def _real_sensitivity(ctx: MeasureContext) -> dict[str, Any]:
+    task = _boolean(ctx, "real_sensitivity")
+    as_real, exact = model_real_sensitivity(ctx.model, task, ctx.device, ctx.config.seed)
+    return {"model_as_real": as_real, "model_as_real_exact": exact,
+            "bound_level": as_real / (2 * task.max_len)}  # fmt: skip
+
+
+@register_measure("sharpness_bound")
+def _sharpness_bound(ctx: MeasureContext) -> dict[str, Any]:
+    task = _boolean(ctx, "sharpness_bound")
+    multipliers = list(getattr(ctx.config, "bound_radii", DEFAULT_BOUND_RADII))
+    return sharpness_bound(ctx.model, task, ctx.batch, multipliers, ctx.config.sharpness_eps,
+                           ctx.config.sharpness_directions, ctx.config.seed, ctx.device)  # fmt: skip
 
 
 @register_measure("length_generalisation")
@@ -208,6 +305,7 @@ def run_measures(
 
 
 __all__ = [
+    "DEFAULT_BOUND_RADII",
     "MEASURES",
     "MeasureContext",
     "MeasureSettings",

@@ -5,7 +5,8 @@ Two variants (docs/studies/sensitivity.md, "Measurements"), both over the non-po
   direction normalised to length ρ). Default quantity ("output"): the paper's L_ρ = E_x E_Δ (T_{θ+Δ}(x) − T_θ(x))².
 - kind="gaussian": Δ ~ N(0, ρ² I) per coordinate (the published code's ε = 0.02; ‖Δ‖ ≈ ρ√P). Default quantity
   ("loss"): the mean loss increase E_Δ [loss(θ+Δ) − loss(θ)] of `loss_fn` on the batch.
-Either quantity can be asked for with `quantity=`.
+Either quantity can be asked for with `quantity=`. `perturb` (parameter names) restricts Δ to those
+parameters — the trainable ones, say — still leaving the positional ones out.
 
 Directions are drawn from `generator` and never re-seeded here: pass one generator across batches and every
 batch gets fresh, independent directions (the published code re-seeded per call, reusing 10 directions).
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 import torch
@@ -66,6 +67,7 @@ def sharpness(
     generator: torch.Generator | None = None,
     quantity: str | None = None,
     chunk: int | None = None,
+    perturb: Collection[str] | None = None,
 ) -> Estimate:
     """Average-direction sharpness of `model` on `batch` (see the module docstring); `directions` = R.
 
@@ -84,11 +86,15 @@ def sharpness(
     params = dict(model.named_parameters())
     device = next(iter(params.values())).device
     skip = positional_names(model)
+    if perturb is not None:
+        chosen = set(perturb)
+        skip |= {n for n in params if n not in chosen}
     moving = {n: p.detach() for n, p in params.items() if n not in skip}
     fixed = {n: p.detach() for n, p in params.items() if n in skip}
     fixed.update(dict(model.named_buffers()))
     if not moving:
-        raise UserError("the model has no non-positional parameters to perturb")
+        which = "chosen non-positional" if perturb is not None else "non-positional"
+        raise UserError(f"the model has no {which} parameters to perturb")
     if chunk is None:
         chunk = 1 if device.type == "cpu" else 8
     gen = generator if generator is not None else torch.Generator().manual_seed(0)

@@ -8,12 +8,24 @@
 | `gpt` | `GPTConfig` | `GPT` | (B, T, V) |
 | `lstm` | `LSTMConfig` | `LSTM` | (B, T, V) or (B,) |
 | `mlp` | `MLPConfig` | `MLP` | (B,) |
+| `two_head` | `TwoHeadConfig` | `TwoHeadModel` | (B,) |
+
+`two_head` is the sparse-XOR model of Han & Ghoshdastidar (`learnability.models.two_head`): fixed random
+positional embeddings V (d × m) and two trainable query vectors, 2m trainable parameters. Train it on a
+Boolean task of length n = d with targets "pm1" and the function `x{p} ^ x{q}` (the paper's y = −x_p x_q in
+±1 bits). Built from a seed (as the train job does), the seed is added to both `embedding_seed` and
+`init_seed`, so seeds are independent draws of V and θ; seed 0 gives the model `TwoHead(config)` builds.
+
+A model class may list `fixed_parameters` (names): parameters that belong to its definition and that no
+freeze spec trains (`fixed_parameter_names`). The two-head model's V is one.
 
 With `seed`, the initialisation is drawn from a `torch.Generator` seeded with it (the global RNG is left
 alone); without, from the global RNG.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import torch
 from torch import nn
@@ -24,14 +36,31 @@ from learnability.models.baselines import LSTM, MLP, LSTMConfig, MLPConfig
 from learnability.models.boolean_transformer import BooleanTransformer, BooleanTransformerConfig
 from learnability.models.gpt import GPT, GPTConfig
 from learnability.models.trace import Trace
+from learnability.models.two_head import TwoHead, TwoHeadConfig
 
-ModelConfig = BooleanTransformerConfig | GPTConfig | LSTMConfig | MLPConfig
+
+class TwoHeadModel(TwoHead):
+    """`TwoHead` as `build_model` builds it: a seed offsets both of its draws (see the module docstring)."""
+
+    def __init__(self, config: TwoHeadConfig, generator: torch.Generator | None = None) -> None:
+        offset = generator.initial_seed() if generator is not None else 0
+        if offset:
+            config = replace(
+                config,
+                embedding_seed=config.embedding_seed + offset,
+                init_seed=config.init_seed + offset,
+            )
+        super().__init__(config)
+
+
+ModelConfig = BooleanTransformerConfig | GPTConfig | LSTMConfig | MLPConfig | TwoHeadConfig
 
 MODELS: dict[str, tuple[type, type[nn.Module]]] = {
     "boolean_transformer": (BooleanTransformerConfig, BooleanTransformer),
     "gpt": (GPTConfig, GPT),
     "lstm": (LSTMConfig, LSTM),
     "mlp": (MLPConfig, MLP),
+    "two_head": (TwoHeadConfig, TwoHeadModel),
 }
 
 
@@ -53,6 +82,18 @@ def build_model(
     return model.to(resolve_device(device or "cpu"))
 
 
+def fixed_parameter_names(model_or_config: nn.Module | ModelConfig) -> set[str]:
+    """Parameters of a model (or of the model a config describes) that no freeze spec trains."""
+    if isinstance(model_or_config, nn.Module):
+        cls: type = type(model_or_config)
+    else:
+        arch = getattr(model_or_config, "arch", None)
+        if arch not in MODELS:
+            return set()
+        cls = MODELS[arch][1]
+    return set(getattr(cls, "fixed_parameters", ()))
+
+
 def count_parameters(model: nn.Module, trainable_only: bool = False) -> int:
     """Number of scalar parameters (only those with requires_grad if `trainable_only`)."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad or not trainable_only)
@@ -70,6 +111,9 @@ __all__ = [
     "MLPConfig",
     "ModelConfig",
     "Trace",
+    "TwoHeadConfig",
+    "TwoHeadModel",
     "build_model",
     "count_parameters",
+    "fixed_parameter_names",
 ]

@@ -33,12 +33,12 @@ def _positive(config: object, *names: str) -> None:
 class LSTMConfig:
     """An `LSTM`: width, depth, and per-token logits ("tokens") or one scalar ("scalar")."""
 
-    arch: Literal["lstm"] = "lstm"
-    vocab_size: int = 2
-    d_model: int = 128
-    n_layers: int = 1
-    output: Literal["tokens", "scalar"] = "tokens"
-    dropout: float = 0.0
+    arch: Literal["lstm"] = "lstm"  # an LSTM baseline
+    vocab_size: int = 2  # input tokens
+    d_model: int = 128  # embedding and hidden width
+    n_layers: int = 1  # stacked LSTM layers
+    output: Literal["tokens", "scalar"] = "tokens"  # logits per token, or one scalar per string
+    dropout: float = 0.0  # dropout between layers (0 = none)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -99,11 +99,11 @@ class LSTM(nn.Module):
 class MLPConfig:
     """An `MLP` on `n_inputs` bits: `depth` hidden ReLU layers of `width`, ±1 or 0/1 inputs."""
 
-    arch: Literal["mlp"] = "mlp"
-    n_inputs: int = 20
-    width: int = 128
+    arch: Literal["mlp"] = "mlp"  # a ReLU MLP on the n bits
+    n_inputs: int = 20  # bits read (must equal task.n)
+    width: int = 128  # hidden width
     depth: int = 2  # hidden layers
-    inputs: Literal["pm1", "01"] = "pm1"
+    inputs: Literal["pm1", "01"] = "pm1"  # bits fed as ±1 or as 0/1
 
     def __post_init__(self) -> None:
         self.validate()

@@ -67,29 +67,35 @@ INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
 class BooleanTransformerConfig:
     """Shape, LayerNorm, embedding, readout and init of a `BooleanTransformer` (module doc for each)."""
 
-    arch: Literal["boolean_transformer"] = "boolean_transformer"
-    n_layers: int = 2
-    n_heads: int = 2
-    d_model: int = 128
-    d_ff: int = 128
-    activation: Literal["relu", "gelu"] = "relu"
-    dropout: float = 0.0
-    ln: Literal["post", "pre", "none"] = "post"
+    arch: Literal["boolean_transformer"] = "boolean_transformer"  # the Boolean-string transformer
+    n_layers: int = 2  # transformer blocks
+    n_heads: int = 2  # attention heads per block (must divide d_model)
+    d_model: int = 128  # width of the residual stream
+    d_ff: int = 128  # hidden width of each block's MLP
+    activation: Literal["relu", "gelu"] = "relu"  # the MLP's nonlinearity
+    dropout: float = 0.0  # dropout probability (0 = none)
+    ln: Literal["post", "pre", "none"] = "post"  # LayerNorm placement
     ln_eps: float = 1e-5  # any value >= 0, exactly 0 included
+    # concat: token ‖ position embedding (D/2 each, as published); add: both of width D, summed
     embedding: Literal["concat", "add"] = "concat"
+    # learned table, fixed sin/cos, ALiBi distance biases, or no position information
     positions: Literal["learned", "sinusoidal", "alibi", "none"] = "learned"
     # longest input (bits, not counting EOS/CLS) a learned position table accepts
     max_len: int = 256
+    # the position read: last, an appended EOS token, a prepended CLS token, or all (one per position)
     readout: Literal["last", "eos", "cls", "all"] = "last"
-    causal: bool = False
-    vocab_size: int = 2
+    causal: bool = False  # causal attention mask (each position sees only earlier ones)
+    vocab_size: int = 2  # input tokens (2 for bits; EOS / CLS get an extra id)
+    # initialisation scheme (module docstring): PyTorch's own, uniform / Gaussian of scale init_scale, Xavier
     init: Literal["default", "uniform", "gaussian", "xavier_uniform", "xavier_normal"] = "default"
     # B of uniform [-B, B] / σ of gaussian (both 10 in Bhattamishra et al. 2023)
     init_scale: float = 10.0
-    # overrides of the scheme for some parameters (module doc); "scheme" keeps the scheme's draw and
-    # is left out of run ids, so runs stored before these settings existed keep their ids
+    # "unit": every LayerNorm gain 1 and bias 0 after the scheme's draw. These three overrides of the
+    # scheme (module doc) are left out of run ids at "scheme", so stored runs keep their ids
     ln_init: Literal["scheme", "unit"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    # "zero": every attention / MLP bias starts at 0 instead of the scheme's draw
     bias_init: Literal["scheme", "zero"] = field(default="scheme", metadata=HASH_OMIT_DEFAULT)
+    # "zero": the read-out bias starts at 0 instead of the scheme's draw
     readout_bias_init: Literal["scheme", "zero"] = field(
         default="scheme", metadata=HASH_OMIT_DEFAULT
     )

@@ -39,16 +39,16 @@ from learnability.models.trace import Trace
 class GPTConfig:
     """Shape and init of a `GPT` (Zhong & Andreas defaults: dropout 0, eps 1e-5, std 0.02)."""
 
-    arch: Literal["gpt"] = "gpt"
-    vocab_size: int = 256
-    max_len: int = 64
-    n_layers: int = 2
-    n_heads: int = 2
-    d_model: int = 128
+    arch: Literal["gpt"] = "gpt"  # a GPT-2 style causal decoder
+    vocab_size: int = 256  # tokens (the task's vocabulary must fit)
+    max_len: int = 64  # longest sequence (rows of the learned position table)
+    n_layers: int = 2  # decoder blocks
+    n_heads: int = 2  # attention heads per block (must divide d_model)
+    d_model: int = 128  # width of the residual stream
     d_ff: int | None = None  # None = 4 * d_model
-    dropout: float = 0.0
-    ln_eps: float = 1e-5
-    init_std: float = 0.02
+    dropout: float = 0.0  # dropout probability (0 = none)
+    ln_eps: float = 1e-5  # LayerNorm epsilon
+    init_std: float = 0.02  # σ of the normal initialisation of every weight matrix
     # GPT-2's `lm_head` has no bias (Zhong & Andreas); True keeps this project's earlier unembedding
     unembedding_bias: bool = True
 

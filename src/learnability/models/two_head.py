@@ -75,14 +75,14 @@ ATTENTION_KINDS: tuple[str, ...] = (
 class TwoHeadConfig:
     """The two-head sparse-XOR model. `support` None = drawn from `support_seed` (distinct, uniform)."""
 
-    arch: Literal["two_head"] = "two_head"
+    arch: Literal["two_head"] = "two_head"  # the two-head sparse-XOR model (Han & Ghoshdastidar)
     d: int = 64  # sequence length (number of bits)
     m: int = 16  # embedding dimension; trainable parameters = 2m
-    attention: AttentionKind = "softmax"
-    support: list[int] | None = None  # [i*, j*], 0-based
+    attention: AttentionKind = "softmax"  # σ of the attention weights (module docstring)
+    support: list[int] | None = None  # [i*, j*], 0-based, for the population loss (None = drawn)
     embedding_seed: int = 0  # positional embeddings v_i
     init_seed: int = 0  # θ on the sphere
-    support_seed: int = 0
+    support_seed: int = 0  # draws the support when `support` is None
 
 
 def validate_config(config: TwoHeadConfig) -> tuple[int, int]:
@@ -116,13 +116,14 @@ def check_support(support: Sequence[int], d: int) -> tuple[int, int]:
 
 def draw_support(d: int, seed: int) -> tuple[int, int]:
     g = torch.Generator().manual_seed(int(seed))
-    p, q = torch.randperm(d, generator=g)[:2].tolist()
+    p, q = torch.randperm(d, generator=g, device="cpu")[:2].tolist()
     return int(p), int(q)
 
 
 def sphere(n: int, m: int, generator: torch.Generator, dtype=torch.float64) -> Tensor:
     """(n, m) rows uniform on S^{m−1} (normalised Gaussians), drawn on CPU for device-independent seeds."""
-    z = torch.randn(n, m, generator=generator, dtype=dtype)
+    # device="cpu" even under a `torch.device("meta")` context (checkpoints list names on meta)
+    z = torch.randn(n, m, generator=generator, dtype=dtype, device="cpu")
     return z / z.norm(dim=1, keepdim=True).clamp_min(1e-300)
 
 
@@ -197,6 +198,9 @@ def sample_grad_weights(
 
 class TwoHead(nn.Module):
     """f(x) = −(σ(Vθ)·x)(σ(Vθ̃)·x). Buffers: `position_embedding.weight` V (d, m); parameters θ, θ̃ (m,)."""
+
+    # V is part of the model's definition, not a weight: no freeze spec of the trainer trains it
+    fixed_parameters: tuple[str, ...] = ("position_embedding.weight",)
 
     def __init__(self, config: TwoHeadConfig, device: str | torch.device | None = "cpu",
                  dtype: torch.dtype = torch.float64) -> None:  # fmt: skip

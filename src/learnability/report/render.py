@@ -53,6 +53,33 @@ def save(figure: Figure, out_dir: Path, prefix: str) -> FigureFile:
     return FigureFile(figure.name, figure.caption, png, pdf)
 
 
+def save_as(figure: Figure, path: Path, xcategories: list[str] | None = None) -> Path:
+    """Render `figure` to one file, `path` (.png or .pdf by its suffix); `xcategories` labels the x
+    positions 0, 1, ... of a figure whose x is categorical (`learnability plot`)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".png", ".pdf"):
+        raise ValueError(f"cannot render to {path.name!r}: give a .png or .pdf file")
+    n = max(1, len(figure.panels))
+    ncols = figure.ncols or min(n, 3)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(PANEL_WIDTH * ncols, PANEL_HEIGHT * nrows), squeeze=False
+    )
+    flat = list(axes.ravel())
+    for ax, panel in zip(flat, figure.panels):
+        draw(ax, panel)
+        if xcategories is not None:
+            ax.set_xticks(range(len(xcategories)), xcategories, fontsize=7)
+    for ax in flat[len(figure.panels) :]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=130, bbox_inches="tight", format=suffix[1:])
+    plt.close(fig)
+    return path
+
+
 def draw(ax: Any, panel: Panel) -> None:
     categorical = any(not _numeric(s.x) for s in panel.series)
     for i, s in enumerate(panel.series):
@@ -175,4 +202,4 @@ def _draw_series(ax: Any, s: Series, index: int, count: int, categorical: bool) 
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
 
 
-__all__ = ["FigureFile", "draw", "save"]
+__all__ = ["FigureFile", "draw", "save", "save_as"]

@@ -1,12 +1,16 @@
-"""Sweeps: a base config, a grid and/or random product over dotted fields, times seeds.
+"""Sweeps: a base config, a grid and/or random product over dotted fields, paired axes, times seeds.
 
     Sweep(name="sensitivity/parity", job="train",
           base={"task": {"name": "boolean", "function": "parity", "n": 10}},
           grid={"task.n": [10, 20, 30]},
+          zip={"train.freeze": ["embeddings", "full"], "train.lr": [1e-2, 1e-3]},
           random={"train.lr": {"log_uniform": [1e-4, 5e-4]}}, samples=4,
           seeds=[0, 1, 2])
 
-`expand()` gives grid x samples x seeds RunSpecs. Random draws come from a generator seeded by the sweep
+`expand()` gives grid x zip x samples x seeds RunSpecs. `zip` pairs axes: its lists (all of one length)
+are read in lockstep, position i of every list together, so the example gives embedding-only training
+at lr 1e-2 and full training at 1e-3, each crossed with the grid; several groups (a list of such
+mappings) are crossed with each other. A sweep without `zip` expands exactly as before it existed. Random draws come from a generator seeded by the sweep
 name, so expanding twice gives the same runs (and the same run ids). Every config is resolved through
 the job's config class before anything runs; any problem (unknown key, wrong type, empty grid list,
 a grid field the config does not have) is one UserError and nothing is run or written.
@@ -14,9 +18,14 @@ a grid field the config does not have) is one UserError and nothing is run or wr
 Random specs: `{"uniform": [lo, hi]}`, `{"log_uniform": [lo, hi]}`, `{"int_uniform": [lo, hi]}`
 (inclusive), `{"choice": [a, b, ...]}`.
 
-YAML form (`load_sweep`): keys `name, job, base, grid, random, samples, seeds, seed_key, study`.
-Overrides `a.b=v` set `base`; `grid.a.b=[...]` set a grid axis; `random.a.b={...}`, `samples=N`,
+YAML form (`load_sweep`): keys `name, job, base, grid, zip, random, samples, seeds, seed_key, study`.
+Overrides `a.b=v` set `base` (and drop a grid or zip axis on the same field); `grid.a.b=[...]` set a
+grid axis; `zip.a.b=[...]` set an axis of the (first) zip group; `random.a.b={...}`, `samples=N`,
 `seeds=[...]`, `name=...` set those keys.
+
+Labels: a sweep's `study` (the label the store files its runs under, and `results --study` selects) is
+the part of its name before the first "/" unless `study` is given; `name=` on the command line renames
+the sweep and relabels it the same way (a sweep named without "/" has no study label).
 """
 
 from __future__ import annotations
@@ -43,13 +52,24 @@ from learnability.config import (
 from learnability.errors import UserError, did_you_mean
 from learnability.sweep.jobs import get_job
 
-__all__ = ["RunSpec", "Sweep", "load_sweep"]
+__all__ = ["RunSpec", "Sweep", "load_sweep", "study_label"]
 
 _RANDOM_KINDS = ("uniform", "log_uniform", "int_uniform", "choice")
 # Declared limits: a sweep beyond them is a typo (or would take longer to expand than to notice)
 MAX_RUNS = 100_000
 MAX_SAMPLES = 100_000
-_YAML_KEYS = ("name", "job", "base", "grid", "random", "samples", "seeds", "seed_key", "study")
+_YAML_KEYS = (
+    "name",
+    "job",
+    "base",
+    "grid",
+    "zip",
+    "random",
+    "samples",
+    "seeds",
+    "seed_key",
+    "study",
+)
 
 
 @dataclass
@@ -76,10 +96,18 @@ class Sweep:
     seeds: list[int] = field(default_factory=lambda: [0])
     seed_key: str = "seed"
     study: str = ""
+    # paired axes: {field: [values]} read in lockstep (or a list of such groups, crossed)
+    zip: dict[str, list] | list[dict[str, list]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not self.study and "/" in self.name:
-            self.study = self.name.split("/", 1)[0]
+        if not self.study:
+            self.study = study_label(self.name)
+
+    def zip_groups(self) -> list[dict[str, list]]:
+        """The zip groups as a list (an empty list for no pairing)."""
+        if isinstance(self.zip, dict):
+            return [self.zip] if self.zip else []
+        return list(self.zip) if isinstance(self.zip, list) else []
 
     def _check(self, config_cls: type) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -108,6 +136,7 @@ class Sweep:
             if not values:
                 raise UserError(f"{where}: grid.{key} is empty; give at least one value")
             validate_key(config_cls, key, self.base)
+        self._check_zip(config_cls, where)
         for key, spec in (self.random or {}).items():
             validate_key(config_cls, key, self.base)
             _check_random(where, key, spec)
@@ -123,15 +152,73 @@ class Sweep:
         size = self.size()
         if size > MAX_RUNS:
             raise UserError(
-                f"{where} asks for {size:,} runs (grid × samples × seeds); a sweep may have at most "
+                f"{where} asks for {size:,} runs (grid × zip × samples × seeds); a sweep may have at most "
                 f"{MAX_RUNS:,} runs: split it or shrink the grid"
             )
+
+    def _check_zip(self, config_cls: type, where: str) -> None:
+        groups = self.zip if isinstance(self.zip, list) else [self.zip]
+        if not isinstance(self.zip, (dict, list)) or not all(isinstance(g, dict) for g in groups):
+            raise UserError(
+                f"{where}: zip must be a mapping of field -> list (or a list of such mappings), "
+                f"got {self.zip!r}"
+            )
+        seen: set[str] = set()
+        for g, group in enumerate(groups):
+            label = "zip" if isinstance(self.zip, dict) else f"zip[{g}]"
+            if not group:
+                if isinstance(self.zip, list):
+                    raise UserError(f"{where}: {label} is empty; give at least one field")
+                continue
+            lengths = {}
+            for key, values in group.items():
+                if not isinstance(values, list):
+                    raise UserError(
+                        f"{where}: {label}.{key} must be a list of values, got {values!r}"
+                    )
+                if not values:
+                    raise UserError(f"{where}: {label}.{key} is empty; give at least one value")
+                validate_key(config_cls, key, self.base)
+                if key in self.grid:
+                    raise UserError(
+                        f"{where}: {key} is both a grid axis and a zip axis; give it in one of them"
+                    )
+                if key in seen:
+                    raise UserError(f"{where}: {key} is in two zip groups; give it in one")
+                if key in (self.random or {}):
+                    raise UserError(
+                        f"{where}: {key} is both a random field and a zip axis; give it in one"
+                    )
+                seen.add(key)
+                lengths[key] = len(values)
+            if len(set(lengths.values())) > 1:
+                shown = ", ".join(f"{k} has {n}" for k, n in lengths.items())
+                raise UserError(
+                    f"{where}: the lists of {label} are read in lockstep and must have one length; "
+                    f"{shown}"
+                )
+
+    def _zip_points(self) -> list[list[tuple[str, Any]]]:
+        """Every combination of one position per zip group: [(field, value), ...] (one empty for none)."""
+        per_group = [
+            [[(k, group[k][i]) for k in group] for i in range(len(next(iter(group.values()))))]
+            for group in self.zip_groups()
+            if group
+        ]
+        return [list(itertools.chain.from_iterable(c)) for c in itertools.product(*per_group)]
 
     def size(self) -> int:
         """How many runs `expand` would give at most (before duplicates are merged)."""
         count = max(self.samples, 1) if self.random else 1
         for values in self.grid.values():
             count *= len(values) if isinstance(values, list) else 1
+        for group in self.zip_groups():
+            lists = (
+                [v for v in group.values() if isinstance(v, list)]
+                if isinstance(group, dict)
+                else []
+            )
+            count *= max((len(v) for v in lists), default=1)
         return count * (len(self.seeds) if isinstance(self.seeds, list) else 1)
 
     def _seed_applies(self, config_cls: type) -> bool:
@@ -170,36 +257,41 @@ class Sweep:
         runs: list[RunSpec] = []
         seen: set[str] = set()
         samples = self._samples()
-        for values in itertools.product(*(self.grid[k] for k in keys)):
-            for draw in samples:
-                for seed in self.seeds if with_seed else [None]:
-                    data = copy.deepcopy(self.base)
-                    for k, v in zip(keys, values):
-                        set_dotted(data, k, copy.deepcopy(v))
-                    for k, v in draw.items():
-                        set_dotted(data, k, v)
-                    if seed is not None:
-                        set_dotted(data, self.seed_key, seed)
-                    try:
-                        config = from_dict(cls, data)
-                    except UserError as exc:
-                        raise UserError(f"sweep {self.name!r}: {exc}") from None
-                    config_dict = to_dict(config)
-                    run_id = config_hash(self.job, config)
-                    if run_id in seen:
-                        continue
-                    seen.add(run_id)
-                    runs.append(
-                        RunSpec(run_id, self.name, self.job, config, config_dict, self.study, seed)
-                    )
-                    if progress is not None and len(runs) % 500 == 0:
-                        progress(len(runs), self.size())
+        paired = self._zip_points()
+        seeds = self.seeds if with_seed else [None]
+        # grid outermost, then zip positions, random draws and seeds (without zip: the order before it)
+        points = itertools.product(
+            itertools.product(*(self.grid[k] for k in keys)), paired, samples, seeds
+        )
+        for values, pairs, draw, seed in points:
+            data = copy.deepcopy(self.base)
+            for k, v in [*zip(keys, values), *pairs]:
+                set_dotted(data, k, copy.deepcopy(v))
+            for k, v in draw.items():
+                set_dotted(data, k, v)
+            if seed is not None:
+                set_dotted(data, self.seed_key, seed)
+            try:
+                config = from_dict(cls, data)
+            except UserError as exc:
+                raise UserError(f"sweep {self.name!r}: {exc}") from None
+            run_id = config_hash(self.job, config)
+            if run_id in seen:
+                continue
+            seen.add(run_id)
+            runs.append(
+                RunSpec(run_id, self.name, self.job, config, to_dict(config), self.study, seed)
+            )
+            if progress is not None and len(runs) % 500 == 0:
+                progress(len(runs), self.size())
         return runs
 
     def to_yaml_dict(self) -> dict:
         out: dict[str, Any] = {"name": self.name, "job": self.job, "base": self.base}
         if self.grid:
             out["grid"] = self.grid
+        if self.zip_groups():
+            out["zip"] = self.zip
         if self.random:
             out["random"], out["samples"] = self.random, self.samples
         out["seeds"] = self.seeds
@@ -270,6 +362,7 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
     if not isinstance(data["job"], str):
         raise UserError(f"{path}: job must be a job name, got {data['job']!r}")
     for key, kind in (("base", dict), ("grid", dict), ("random", dict), ("seeds", list)):
+        # (zip: a mapping or a list of mappings, checked with the sweep)
         if key in data and data[key] is not None and not isinstance(data[key], kind):
             raise UserError(f"{path}: {key} must be a {kind.__name__}, got {data[key]!r}")
     samples = data.get("samples", 0)
@@ -287,14 +380,24 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
         seeds=data.get("seeds", [0]),
         seed_key=data.get("seed_key", "seed"),
         study=str(data.get("study") or ""),
+        zip=data.get("zip") or {},
     )
+    labelled = bool(data.get("study"))  # an explicit study label is kept when the sweep is renamed
     cls = get_job(sweep.job).config_cls
     for text in overrides or []:
         key, value = parse_override(text)
         head, _, rest = key.partition(".")
         if head == "grid" and rest:
             validate_key(cls, rest, sweep.base)
+            _drop_zip_axis(sweep, rest)
             sweep.grid[rest] = value if isinstance(value, list) else [value]
+        elif head == "zip" and rest:
+            validate_key(cls, rest, sweep.base)
+            sweep.grid.pop(rest, None)
+            _drop_zip_axis(sweep, rest)
+            groups = sweep.zip_groups() or [{}]
+            groups[0][rest] = value if isinstance(value, list) else [value]
+            sweep.zip = groups[0] if isinstance(sweep.zip, dict) else groups
         elif head == "random" and rest:
             validate_key(cls, rest, sweep.base)
             sweep.random = {**(sweep.random or {}), rest: value}
@@ -305,8 +408,29 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
                     f"override {text!r}: {key} must be {_KIND_WORDS[key]}, got {value!r}"
                 )
             setattr(sweep, key, value)
+            labelled = labelled or key == "study"
+            if key == "name" and not labelled:
+                sweep.study = study_label(sweep.name)
         else:
             validate_key(cls, key, sweep.base)
             set_dotted(sweep.base, key, value)
-            sweep.grid.pop(key, None)  # an explicit value wins over a grid axis on the same field
+            # an explicit value wins over a grid or zip axis on the same field
+            sweep.grid.pop(key, None)
+            _drop_zip_axis(sweep, key)
     return sweep
+
+
+def study_label(name: str) -> str:
+    """The study label of a sweep named `name`: the part before the first "/", or "" for none."""
+    return name.split("/", 1)[0] if isinstance(name, str) and "/" in name else ""
+
+
+def _drop_zip_axis(sweep: Sweep, key: str) -> None:
+    """Remove `key` from every zip group (a group left empty goes)."""
+    if isinstance(sweep.zip, dict):
+        sweep.zip.pop(key, None)
+    elif isinstance(sweep.zip, list):
+        for group in sweep.zip:
+            if isinstance(group, dict):
+                group.pop(key, None)
+        sweep.zip = [g for g in sweep.zip if g != {}]

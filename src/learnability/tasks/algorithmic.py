@@ -85,16 +85,16 @@ def _python_rng(generator: torch.Generator) -> random.Random:
 
 @dataclass
 class ModAddConfig:
-    name: Literal["mod_add"] = "mod_add"
-    p: int = 199
-    train_fraction: float = 0.95
+    name: Literal["mod_add"] = "mod_add"  # (a + b) mod p, answer scored
+    p: int = 199  # the modulus (and vocabulary)
+    train_fraction: float = 0.95  # share of the p² pairs in the training split
 
 
 @dataclass
 class NeedleConfig:
-    name: Literal["needle"] = "needle"
-    max_pairs: int = 30
-    test_size: int = 4000
+    name: Literal["needle"] = "needle"  # recall the value stored after a queried marker
+    max_pairs: int = 30  # at most this many marker-value pairs per sequence
+    test_size: int = 4000  # sequences in the fixed test set
     split: Literal["exclude", "hash"] = "exclude"  # how the test set is kept out of training
     hash_test_fraction: float = 0.05  # split "hash": the share of the string space held out
     max_rejection: float | None = (
@@ -104,9 +104,9 @@ class NeedleConfig:
 
 @dataclass
 class DecimalAddConfig:
-    name: Literal["decimal_add"] = "decimal_add"
-    digits: int = 10
-    test_size: int = 4000
+    name: Literal["decimal_add"] = "decimal_add"  # add two numbers written digit by digit
+    digits: int = 10  # digits of each addend
+    test_size: int = 4000  # sequences in the fixed test set
     split: Literal["exclude", "hash"] = "exclude"  # how the test set is kept out of training
     hash_test_fraction: float = 0.05  # split "hash": the share of the string space held out
     max_rejection: float | None = (
@@ -116,9 +116,9 @@ class DecimalAddConfig:
 
 @dataclass
 class ParensConfig:
-    name: Literal["parens"] = "parens"
+    name: Literal["parens"] = "parens"  # is the bracket string balanced?
     max_pairs: int = 30  # strings of up to 2·max_pairs symbols
-    test_size: int = 4000
+    test_size: int = 4000  # sequences in the fixed test set
     split: Literal["exclude", "hash"] = "exclude"  # how the test set is kept out of training
     hash_test_fraction: float = 0.05  # split "hash": the share of the string space held out
     max_rejection: float | None = (
@@ -128,9 +128,9 @@ class ParensConfig:
 
 @dataclass
 class MemoriseConfig:
-    name: Literal["memorise"] = "memorise"
-    n_keys: int = 512
-    n_values: int = 512
+    name: Literal["memorise"] = "memorise"  # memorise a random table (x, y) -> v
+    n_keys: int = 512  # x and y each range over n_keys tokens
+    n_values: int = 512  # values v range over n_values tokens
     # the published format: y tokens are offset by n_keys, so x and y never share ids (vocab 2·n_keys);
     # False keeps x and y on the same ids 0..n_keys-1
     offset_y: bool = False

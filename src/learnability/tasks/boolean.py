@@ -7,6 +7,8 @@ Conventions (see docs/ARCHITECTURE.md): position k holds x_k; the integer code o
   test_size distinct uniform strings, which training batches then exclude (resampled rows).
   mode "fixed": train_size distinct strings chosen with the data seed; the test set is up to test_size of the
   remaining strings (all of them when they fit), so generalisation is measured on unseen strings only.
+  train_size is a count (an integer ≥ 1) or a fraction of the 2^n strings (a float in (0, 1]: 0.25 is a
+  quarter of them, rounded to the nearest count and at least 1; n ≤ 24) — `train_count(config)`.
 - length generalisation: with min_len / max_len set, each training batch has one length drawn uniformly from
   [min_len, max_len] (one length per batch keeps batches rectangular without padding); the function is resolved
   again per length (meaningful for length-generic zoo functions: parity, majority, first, ...).
@@ -35,19 +37,21 @@ EXACT_SPACE_LIMIT = 24  # enumerate / permute the whole input space up to 2^24 s
 
 @dataclass
 class BooleanTaskConfig:
-    name: Literal["boolean"] = "boolean"
-    function: str = (
-        "parity"  # a spec for learnability.boolean.resolve_function: "parity", "x0 ^ x3", ...
-    )
-    n: int = 8
-    targets: Literal["01", "pm1"] = "01"
-    mode: Literal["online", "fixed"] = "online"
-    train_size: int = 256  # fixed mode: number of distinct training strings
-    test_size: int = 1024
+    name: Literal["boolean"] = "boolean"  # a Boolean function of uniform bit strings
+    # a zoo name ("parity", "sparse_parity:k=3"), an expression ("x0 ^ x3"), a truth-table file, or a
+    # callable by reference ("py:package.module:fn")
+    function: str = "parity"
+    n: int = 8  # string length (bits)
+    targets: Literal["01", "pm1"] = "01"  # targets f(x) in {0, 1} or 2 f(x) − 1 in {−1, +1}
+    mode: Literal["online", "fixed"] = "online"  # fresh batches every step, or a fixed training set
+    # fixed mode: distinct training strings, a count ≥ 1 (256) or a fraction in (0, 1] of the 2^n (0.25)
+    train_size: int | float = 256
+    test_size: int = 1024  # test strings (every string when 2^n fits)
     min_len: int | None = None  # variable-length training (length generalisation); None = always n
-    max_len: int | None = None
+    max_len: int | None = None  # longest training length (with min_len); None = n
+    # evaluation buckets [[lo, hi], ...] of the length_generalisation measure
     length_buckets: list[list[int]] = field(default_factory=list)
-    scratchpad: bool = False
+    scratchpad: bool = False  # PARITY with the prefix parity at every position as target
 
     def __post_init__(self) -> None:
         _check_config(self)
@@ -83,7 +87,7 @@ def _check_config(c: BooleanTaskConfig) -> None:
     if c.mode == "fixed":
         if low != high:
             raise UserError("task.mode='fixed' needs one length; unset task.min_len / task.max_len")
-        check_int("task.train_size", c.train_size, 1, 2 ** min(c.n, 62))
+        train_count(c)
     if c.scratchpad:
         if c.function.strip().lower() != "parity":
             raise UserError(f"task.scratchpad needs function 'parity', not {c.function!r}")
@@ -92,6 +96,24 @@ def _check_config(c: BooleanTaskConfig) -> None:
         resolve_function(c.function, c.n)
     except UserError as exc:
         raise UserError(f"task.function={c.function!r}: {exc}") from None
+
+
+def train_count(c: BooleanTaskConfig) -> int:
+    """The number of training strings `train_size` asks for (a count, or a fraction of 2^n)."""
+    size = c.train_size
+    if isinstance(size, float):
+        if not (0 < size <= 1):
+            raise UserError(
+                f"task.train_size={size!r} is a fraction of the 2^n strings and must be in (0, 1]; "
+                "give a count as an integer (e.g. 256)"
+            )
+        if c.n > EXACT_SPACE_LIMIT:
+            raise UserError(
+                f"task.train_size={size!r} (a fraction of 2^n) needs n ≤ {EXACT_SPACE_LIMIT}, not "
+                f"n={c.n}; give a count as an integer"
+            )
+        return max(1, round(size * 2**c.n))
+    return check_int("task.train_size", size, 1, 2 ** min(c.n, 62))
 
 
 def codes_of(bits: torch.Tensor) -> torch.Tensor:
@@ -141,10 +163,7 @@ class BooleanTask(Task):
         if c.mode == "fixed":
             if self.min_len != self.max_len:
                 raise UserError("task.mode = 'fixed' needs one length; unset min_len/max_len")
-            if c.train_size < 1 or (c.n <= 62 and c.train_size > 2**c.n):
-                raise UserError(
-                    f"task.train_size = {c.train_size} is not allowed; need 1..2^n = {2 ** min(c.n, 62)}"
-                )
+            self.train_count = train_count(c)
         if c.test_size < 1:
             raise UserError(f"task.test_size = {c.test_size} is not allowed; need ≥ 1")
         self.seq_len = self.max_len
@@ -224,7 +243,7 @@ class BooleanTask(Task):
         self._exclude: torch.Tensor | None = None
         self._train: Batch | None = None
         if c.mode == "fixed":
-            pick = self._distinct(n, c.train_size, self._generator(1), None)
+            pick = self._distinct(n, self.train_count, self._generator(1), None)
             self._train = self.make_batch(pick)
             rest_exclude = codes_of(pick) if n <= 62 else None
             test = self._distinct(n, c.test_size, self._generator(2), rest_exclude)
@@ -297,4 +316,6 @@ def build_boolean_task(config: BooleanTaskConfig, data_seed: int = 0) -> Boolean
 
 register_task(BooleanTaskConfig, build_boolean_task)
 
-__all__ = ["BooleanTask", "BooleanTaskConfig", "bits_of", "build_boolean_task", "codes_of"]
+__all__ = [
+    "BooleanTask", "BooleanTaskConfig", "bits_of", "build_boolean_task", "codes_of", "train_count",
+]  # fmt: skip

