@@ -256,6 +256,7 @@ def test_a_fragile_verdict_is_marked_not_robust():
             "alternative": "noise=high",
             "verdict": "inconclusive",
             "measured": result.robustness[0]["measured"],
+            "effect": "changed",
         }
     ]
     assert result.robust is False

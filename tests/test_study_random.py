@@ -17,7 +17,7 @@ from learnability.models import GPTConfig, build_model
 from learnability.studies import random_transformers as rt
 from learnability.studies.base import Plan
 from learnability.studies.pipeline import analyse_records
-from learnability.studies.random_transformers.plans import (
+from learnability.studies.random_transformers.plan import (
     ABLATIONS,
     QUICK_PARAMS,
     AlgoTask,
@@ -104,7 +104,7 @@ def test_tiny_plan_end_to_end_every_claim_has_the_schema(tiny_records):
     ]  # fmt: skip
     for claim in report.claims:
         row = claim.as_json()
-        assert set(row) == CLAIM_KEYS
+        assert set(row) >= CLAIM_KEYS
         assert row["verdict"] in VERDICTS and row["measured"]
         assert row["rule"]["text"] and row["rule"]["version"] >= 2  # each has its pre-engine v1
         assert [h["version"] for h in row["history"]] == [row["rule"]["version"], 1]

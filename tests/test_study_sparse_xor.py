@@ -37,8 +37,7 @@ from learnability.studies.pipeline import analyse_records
 from learnability.studies.sparse_xor import claims as claims_module
 from learnability.studies.sparse_xor import evidence as ev
 from learnability.studies.sparse_xor import exhibits
-from learnability.studies.sparse_xor.params import SUCCESS, SparseXorParams
-from learnability.studies.sparse_xor.reduce import (
+from learnability.studies.sparse_xor.evidence import (
     ffnn_widths,
     m_star,
     n_star,
@@ -46,6 +45,7 @@ from learnability.studies.sparse_xor.reduce import (
     succeeded,
     window,
 )
+from learnability.studies.sparse_xor.plan import SUCCESS, SparseXorParams
 
 STUDY = get_study("sparse_xor")
 C_GRID = StepGrid(-2.0, 6.0, 2)

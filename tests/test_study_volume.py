@@ -18,8 +18,8 @@ from learnability.models import build_model
 from learnability.studies.base import Plan
 from learnability.studies.pipeline import analyse_records
 from learnability.studies.volume import STUDY
-from learnability.studies.volume.data import plateau, select
-from learnability.studies.volume.plans import QUICK
+from learnability.studies.volume.evidence import plateau, select
+from learnability.studies.volume.plan import QUICK
 
 
 # -- Theorem 4.5 cells --------------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ def test_each_model_is_drawn_once_and_profiled_under_every_eps():
             first = labels if first is None else first
             assert row["changed_vs_first_eps"] == int((labels != first).sum())
     # the analysis gives the three eps rows of a model one unit, which the engine merges
-    from learnability.studies.volume.data import _rows_of
+    from learnability.studies.volume.evidence import _rows_of
 
     record = type("R", (), {"config": dataclasses.asdict(config), "metrics": out})()
     parsed = _rows_of(record, "random", "public")
@@ -177,7 +177,7 @@ def test_tiny_plan_end_to_end(tmp_path):
     assert all(f.png.exists() for f in report.figures)
     # the analysis selections: non-constant rows only, one unit per model across eps
     from learnability.studies.base import StudyResults
-    from learnability.studies.volume.data import rows
+    from learnability.studies.volume.evidence import rows
 
     results = StudyResults(records, TINY, "volume")
     kept = select(rows(results, "random"), TINY.params, eps="all")

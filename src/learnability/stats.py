@@ -10,20 +10,54 @@ job of `learnability.claims`. Quantiles come from scipy's distributions. Non-fin
 - model choice: `compare_fits` (Gaussian AIC of one-predictor least-squares fits on the same response)
 - censored data: `censored_line` (right-censored normal regression, maximum likelihood)
 - resampling: `bootstrap_ci` (percentile, seeded, resamples independent units)
+
+Every interval is at the confidence level in force, 95% unless a caller asks for another with
+`with confidence(0.99): ...` (the adaptive design of `learnability.claims.sequential` judges its later
+looks at stricter levels through the same functions, so no rule needs a second implementation).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, stats
 
 Values = Sequence[float] | np.ndarray  # any 1-d run of numbers
-LEVEL = 0.95
-_Z = float(stats.norm.ppf(0.5 + LEVEL / 2))  # 1.959963984540054
+LEVEL = 0.95  # the default confidence level of every interval
+_LEVEL: contextvars.ContextVar[float] = contextvars.ContextVar("confidence_level", default=LEVEL)
+
+
+def level() -> float:
+    """The confidence level in force (0.95 unless inside `confidence`)."""
+    return _LEVEL.get()
+
+
+@contextlib.contextmanager
+def confidence(value: float) -> Iterator[None]:
+    """Compute every interval inside the block at confidence `value` (e.g. 0.99) instead of 95%."""
+    if not 0 < value < 1:
+        raise ValueError(f"a confidence level must lie in (0, 1), got {value}")
+    token = _LEVEL.set(float(value))
+    try:
+        yield
+    finally:
+        _LEVEL.reset(token)
+
+
+def z_quantile() -> float:
+    """Two-sided normal quantile of the level in force (1.96 at 95%)."""
+    return _z(level())
+
+
+@functools.lru_cache(maxsize=64)
+def _z(at: float) -> float:
+    return float(stats.norm.ppf(0.5 + at / 2))
 
 
 @dataclass(frozen=True)
@@ -67,8 +101,8 @@ def _finite(values: Values) -> np.ndarray:
 
 
 def t_quantile(dof: float) -> float:
-    """Two-sided 95% Student-t quantile (inf for dof ≤ 0)."""
-    return float(stats.t.ppf(0.5 + LEVEL / 2, dof)) if dof > 0 else math.inf
+    """Two-sided Student-t quantile at the level in force (inf for dof ≤ 0)."""
+    return float(stats.t.ppf(0.5 + level() / 2, dof)) if dof > 0 else math.inf
 
 
 # -- means --------------------------------------------------------------------------------------------------
@@ -117,14 +151,24 @@ def wilson(successes: float, trials: int) -> tuple[float, float]:
     """Wilson score interval of a binomial proportion, inside [0, 1] (sensible at 0 and at 1)."""
     if trials <= 0:
         return (math.nan, math.nan)
-    p = successes / trials
-    denom = 1 + _Z * _Z / trials
-    centre = (p + _Z * _Z / (2 * trials)) / denom
-    half = _Z * math.sqrt(p * (1 - p) / trials + _Z * _Z / (4 * trials * trials)) / denom
+    lo, hi = wilson_bounds(np.asarray([successes], dtype=float), trials)
+    return (float(lo[0]), float(hi[0]))
+
+
+def wilson_bounds(successes: np.ndarray, trials: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`wilson` over arrays of success counts (the power analysis evaluates every outcome at once)."""
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        z = z_quantile()
+        denom = 1 + z * z / n
+        centre = (p + z * z / (2 * n)) / denom
+        half = z * np.sqrt(np.maximum(p * (1 - p), 0.0) / n + z * z / (4 * n * n)) / denom
     # at 0 and at `trials` successes the bound is exactly 0 (or 1); rounding would leave 1e-17 behind
-    lo = 0.0 if successes <= 0 else max(0.0, centre - half)
-    hi = 1.0 if successes >= trials else min(1.0, centre + half)
-    return (lo, hi)
+    lo = np.where(k <= 0, 0.0, np.maximum(0.0, centre - half))
+    hi = np.where(k >= n, 1.0, np.minimum(1.0, centre + half))
+    return lo, hi
 
 
 def proportion(successes: float, trials: int) -> Estimate:
@@ -138,13 +182,22 @@ def newcombe_diff(k1: float, n1: int, k2: float, n2: int) -> Estimate:
     """p1 − p2 for independent samples: Newcombe's hybrid score interval (method 10)."""
     if n1 <= 0 or n2 <= 0:
         return NAN
+    lo, hi = newcombe_bounds(np.asarray([k1]), n1, np.asarray([k2]), n2)
+    return Estimate(k1 / n1 - k2 / n2, float(lo[0]), float(hi[0]), min(n1, n2))
+
+
+def newcombe_bounds(
+    k1: np.ndarray, n1: int, k2: np.ndarray, n2: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`newcombe_diff`'s interval over arrays of success counts."""
+    k1, k2 = np.asarray(k1, dtype=float), np.asarray(k2, dtype=float)
     p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson(k1, n1)
-    l2, u2 = wilson(k2, n2)
+    l1, u1 = wilson_bounds(k1, n1)
+    l2, u2 = wilson_bounds(k2, n2)
     d = p1 - p2
-    lo = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    hi = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
-    return Estimate(d, max(-1.0, lo), min(1.0, hi), min(n1, n2))
+    lo = d - np.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    hi = d + np.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return np.maximum(-1.0, lo), np.minimum(1.0, hi)
 
 
 def paired_proportion_diff(
@@ -160,19 +213,33 @@ def paired_proportion_diff(
     both = int((x & y).sum())
     only_a = int((x & ~y).sum())
     only_b = int((~x & y).sum())
+    lo, hi = paired_newcombe_bounds(
+        np.asarray([both]), np.asarray([only_a]), np.asarray([only_b]), n
+    )
+    return Estimate((only_a - only_b) / n, float(lo[0]), float(hi[0]), n)
+
+
+def paired_newcombe_bounds(
+    both: np.ndarray, only_a: np.ndarray, only_b: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`paired_proportion_diff`'s interval over arrays of 2×2 table counts (n pairs each)."""
+    both, only_a, only_b = (np.asarray(v, dtype=float) for v in (both, only_a, only_b))
     neither = n - both - only_a - only_b
     p1, p2 = (both + only_a) / n, (both + only_b) / n
-    l1, u1 = wilson(both + only_a, n)
-    l2, u2 = wilson(both + only_b, n)
+    l1, u1 = wilson_bounds(both + only_a, n)
+    l2, u2 = wilson_bounds(both + only_b, n)
     # correlation of the two margins (phi), truncated at 0 as Newcombe recommends
     denom = (both + only_a) * (neither + only_b) * (both + only_b) * (neither + only_a)
-    phi = 0.0
-    if denom > 0:
-        phi = max(0.0, (both * neither - only_a * only_b) / math.sqrt(denom))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phi = np.where(
+            denom > 0,
+            np.maximum(0.0, (both * neither - only_a * only_b) / np.sqrt(np.maximum(denom, 1.0))),
+            0.0,
+        )
     d = p1 - p2
-    dl = math.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
-    du = math.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
-    return Estimate(d, max(-1.0, d - dl), min(1.0, d + du), n)
+    dl = np.sqrt(np.maximum(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    du = np.sqrt(np.maximum(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return np.maximum(-1.0, d - dl), np.minimum(1.0, d + du)
 
 
 # -- lines --------------------------------------------------------------------------------------------------
@@ -248,7 +315,7 @@ def spearman(xs: Values, ys: Values) -> Estimate:
     rho = float(stats.spearmanr(x, y).statistic)
     if n < 4 or abs(rho) >= 1:
         return Estimate(rho, -1.0 if abs(rho) < 1 else rho, 1.0 if abs(rho) < 1 else rho, n)
-    z, half = math.atanh(rho), _Z * math.sqrt(1.06 / (n - 3))
+    z, half = math.atanh(rho), z_quantile() * math.sqrt(1.06 / (n - 3))
     return Estimate(rho, math.tanh(z - half), math.tanh(z + half), n)
 
 
@@ -336,7 +403,7 @@ def censored_line(xs: Values, ys: Values, censored: Sequence[bool] | np.ndarray)
     )
     b_hat, a_hat, log_s_hat = best.x
     nll_hat = float(best.fun)
-    cut = float(stats.chi2.ppf(LEVEL, 1)) / 2
+    cut = float(stats.chi2.ppf(level(), 1)) / 2
 
     def excess(b: float) -> float:
         inner = optimize.minimize(
@@ -380,13 +447,14 @@ def bootstrap_ci(
             draws.append(v)
     if len(draws) < resamples // 2:
         return Estimate(value, math.nan, math.nan, len(items))
-    lo, hi = np.quantile(draws, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
+    lo, hi = np.quantile(draws, [(1 - level()) / 2, 1 - (1 - level()) / 2])
     return Estimate(value, float(lo), float(hi), len(items))
 
 
 __all__ = [
     "LEVEL", "NAN", "CandidateFit", "CensoredFit", "Estimate", "LineFit", "bootstrap_ci",
-    "censored_line", "compare_fits", "mean_ci", "newcombe_diff", "ols", "paired_mean_diff",
-    "paired_proportion_diff", "proportion", "slope_difference", "spearman", "t_quantile", "welch_diff",
-    "wilson",
+    "censored_line", "compare_fits", "confidence", "level", "mean_ci", "newcombe_bounds",
+    "newcombe_diff", "ols", "paired_mean_diff", "paired_newcombe_bounds", "paired_proportion_diff",
+    "proportion", "slope_difference", "spearman", "t_quantile", "welch_diff", "wilson",
+    "wilson_bounds", "z_quantile",
 ]  # fmt: skip

@@ -8,6 +8,7 @@ from learnability.claims.claim import (
     Claim,
     ClaimResult,
     Control,
+    Regime,
     Revision,
     Units,
     evaluate,
@@ -15,7 +16,9 @@ from learnability.claims.claim import (
     no_control,
 )
 from learnability.claims.evidence import Evidence, Frame, Obs, observe
+from learnability.claims.power import Power
 from learnability.claims.rules import (
+    DECIDED,
     VERDICTS,
     AllOf,
     Band,
@@ -34,8 +37,8 @@ from learnability.claims.rules import (
 )
 
 __all__ = [
-    "VERDICTS", "AllOf", "Alternative", "Band", "BestFit", "CensoredTrend", "Choice", "Choices",
-    "Claim", "ClaimResult", "Contrast", "Control", "Decision", "Evidence", "Frame", "Mean", "Obs",
-    "Rate", "Revision", "Rule", "Trend", "Units", "Verdict", "above", "below", "evaluate", "judge",
+    "DECIDED", "VERDICTS", "AllOf", "Alternative", "Band", "BestFit", "CensoredTrend", "Choice",
+    "Choices", "Claim", "ClaimResult", "Contrast", "Control", "Decision", "Evidence", "Frame", "Mean",
+    "Obs", "Power", "Rate", "Regime", "Revision", "Rule", "Trend", "Units", "Verdict", "above", "below", "evaluate", "judge",
     "no_control", "observe", "within",
 ]  # fmt: skip

@@ -15,8 +15,13 @@ which control, under which alternative analyses, and how its rule has changed.
 
 `evaluate(claim, results, scale)` judges the claim under its default choices, then under every
 alternative (one choice changed at a time, and each declared rule variant), then under every earlier
-revision of its rule; the `ClaimResult` carries all of it. `robust` is true only when every
-alternative gives the headline verdict.
+revision of its rule; the `ClaimResult` carries all of it. Each alternative's `effect` says whether
+it changed anything: `no-op` (the same rule on the same collapsed evidence), `not evaluated` (it
+stopped short, too few units or no runs, while the main analysis ran) or `changed`. `robust` is true
+only when the verdict holds under every `changed` alternative and there was at least one, false when
+one disagrees, None (untested) when none changed anything. `power` (see `claims.power`) says how
+likely the plan is to decide the claim and how many units would; `regime` turns a negative verdict
+outside the paper's regime into `inconclusive — scale`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from learnability import stats
+from learnability.claims import power as power_mod
+from learnability.claims import sequential as sequential_mod
 from learnability.claims.evidence import Evidence, Frame
 from learnability.claims.rules import Decision, Rule, Verdict
 from learnability.report.panels import Panel
@@ -100,6 +107,23 @@ class Revision:
 
 
 @dataclass(frozen=True)
+class Regime:
+    """Where the paper makes the claim and where this plan checks it. `inside`: whether the checked
+    regime lies inside the claimed one; `needs`: the scale that would test it (e.g. "width 1024")."""
+
+    claimed: str
+    checked: str
+    inside: bool
+    needs: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "claimed": self.claimed, "checked": self.checked, "inside": self.inside,
+            "needs": self.needs,
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
 class Claim:
     slug: str
     title: str
@@ -113,6 +137,11 @@ class Claim:
     alternatives: tuple[Alternative, ...] = ()
     history: tuple[Revision, ...] = ()
     figure: str | None = None  # a study figure that shows this claim; default: the rule's own panel
+    regime: Regime | None = None
+    # short names of the study's sweeps whose seeds are this claim's independent units: the
+    # adaptive driver adds units by running them with fresh seeds; the power analysis prices them
+    replicate: tuple[str, ...] = ()
+    prior_sd: float | None = None  # between-unit spread for the power analysis when < 2 units
 
     def __post_init__(self) -> None:
         versions = [r.rule.version for r in self.history]
@@ -129,6 +158,12 @@ class Claim:
         names = [c.name for c in self.choices]
         if len(set(names)) != len(names):
             raise ValueError(f"claim {self.slug!r}: duplicate choice names {names}")
+        if self.prior_sd is not None and not self.prior_sd > 0:
+            raise ValueError(f"claim {self.slug!r}: prior_sd must be > 0, got {self.prior_sd}")
+        if isinstance(self.replicate, str):
+            raise ValueError(
+                f"claim {self.slug!r}: replicate is a tuple of sweep names, not a text"
+            )
 
     def defaults(self) -> dict[str, Any]:
         return {c.name: c.default for c in self.choices}
@@ -156,7 +191,7 @@ class ClaimResult:
     control: dict[str, Any]
     units: dict[str, Any]
     robustness: list[dict[str, Any]]
-    robust: bool
+    robust: bool | None
     history: list[dict[str, Any]]
     scale: str
     scale_note: str
@@ -164,11 +199,17 @@ class ClaimResult:
     details: dict[str, Any]
     figure: str | None = None
     panel: Panel | None = field(default=None, repr=False)
+    qualifier: str | None = None  # "pipeline" | "scale" | "units" | "missing" (inconclusive only)
+    robustness_summary: dict[str, int] = field(default_factory=dict)
+    power: dict[str, Any] | None = None
+    regime: dict[str, Any] | None = None
+    adaptive: dict[str, Any] | None = None
 
     def as_json(self) -> dict[str, Any]:
         keys = (
-            "id", "title", "statement", "paper_statement", "verdict", "rule", "control", "units",
-            "robustness", "robust", "history", "scale", "scale_note", "measured", "details", "figure",
+            "id", "title", "statement", "paper_statement", "verdict", "qualifier", "rule", "control",
+            "units", "robustness", "robust", "robustness_summary", "history", "scale", "scale_note",
+            "measured", "details", "figure", "power", "regime", "adaptive",
         )  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
@@ -180,16 +221,30 @@ class Judgement:
     decision: Decision | None
     frame: Frame | None
     evidence: Evidence
+    qualifier: str | None = None  # why an inconclusive verdict stopped short (see ClaimResult)
+
+    @property
+    def short_circuit(self) -> str:
+        """Why the rule did not run ('' when it did)."""
+        if self.decision is not None:
+            return ""
+        e = self.evidence
+        return e.not_run or e.missing or e.pipeline or e.vacuous or self.measured
 
 
 def judge(rule: Rule, evidence: Evidence, units: Units) -> Judgement:
     """The verdict of one rule on one piece of evidence, short-circuits and unit checks first."""
+    if evidence.not_run:
+        return Judgement("not run", f"not run: {evidence.not_run}", None, None, evidence)
     if evidence.missing:
-        return Judgement("inconclusive", f"inconclusive: {evidence.missing}", None, None, evidence)
+        return Judgement(
+            "inconclusive", f"inconclusive: {evidence.missing}", None, None, evidence, "missing"
+        )
     if evidence.pipeline:
         return Judgement(
-            "inconclusive", f"inconclusive — pipeline: {evidence.pipeline}", None, None, evidence
-        )
+            "inconclusive", f"inconclusive — pipeline: {evidence.pipeline}", None, None, evidence,
+            "pipeline",
+        )  # fmt: skip
     if evidence.vacuous:
         return Judgement("vacuous", f"vacuous: {evidence.vacuous}", None, None, evidence)
     frame = Frame(evidence.obs)
@@ -209,25 +264,134 @@ def judge(rule: Rule, evidence: Evidence, units: Units) -> Judgement:
                 f"group {group or 'all'!r} has fewer than {units.min_per_cell} {units.kind}s in a cell ({cells})"
             )
     if short:
-        return Judgement("inconclusive", "inconclusive: " + "; ".join(short), None, frame, evidence)
+        return Judgement(
+            "inconclusive", "inconclusive: " + "; ".join(short), None, frame, evidence, "units"
+        )
     decision = rule.decide(frame)
     return Judgement(decision.verdict, decision.measured, decision, frame, evidence)
 
 
+def _signature(j: Judgement) -> tuple[Any, ...]:
+    """What an alternative could change: its short-circuit and its collapsed evidence, row by row."""
+    stop = (j.verdict, j.measured) if j.decision is None and j.frame is None else ()
+    rows: list[tuple[str, ...]] = []
+    if j.frame is not None:
+        rows = sorted(
+            (g, repr(r.x), repr(r.unit), repr(r.y), repr(r.censored))
+            for g in j.frame.groups()
+            for r in j.frame.rows(g)
+        )
+    return (stop, tuple(rows))
+
+
+def effect(head: Judgement, alt: Judgement, same_rule: bool) -> str:
+    """`no-op`, `not evaluated` or `changed` (see the module docstring)."""
+    if same_rule and _signature(alt) == _signature(head):
+        return "no-op"
+    if alt.decision is None and alt.verdict != "vacuous":
+        return (
+            "not evaluated"  # stopped short (units, missing runs, not run): it agrees with nothing
+        )
+    return "changed"
+
+
+def robustness_of(head: Verdict, rows: list[dict[str, Any]]) -> tuple[bool | None, dict[str, int]]:
+    """`robust` and `robustness_summary` from the alternatives' verdicts and effects."""
+    changed = [r for r in rows if r["effect"] == "changed"]
+    agree = sum(r["verdict"] == head for r in changed)
+    summary = {
+        "effective": len(changed),
+        "agree": agree,
+        "no_op": sum(r["effect"] == "no-op" for r in rows),
+        "not_evaluated": sum(r["effect"] == "not evaluated" for r in rows),
+    }
+    if head == "not run" or not changed:
+        return None, summary
+    return agree == len(changed), summary
+
+
+def seconds_per_unit(results: Any, replicate: tuple[str, ...]) -> tuple[float | None, str]:
+    """Run seconds one more independent unit costs: per replicate sweep, the mean over its seeds of
+    the summed run times of that seed; summed over the sweeps. (None, why) when unknown."""
+    if not replicate:
+        return None, "cost unknown: no replicate sweeps declared"
+    of = getattr(results, "of", None)
+    if of is None:
+        return None, "cost unknown: the results carry no run records"
+    total = 0.0
+    for short in replicate:
+        per_seed: dict[Any, float] = {}
+        for r in of(short, status=None):
+            if r.seconds is not None:
+                per_seed[r.seed] = per_seed.get(r.seed, 0.0) + float(r.seconds)
+        if not per_seed:
+            return None, f"cost unknown: no run times recorded for sweep {short!r}"
+        total += sum(per_seed.values()) / len(per_seed)
+    return total, ""
+
+
+def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
+    """The power analysis of a judged claim (none where it short-circuited before any data)."""
+    why_not = ""
+    if head.frame is None:
+        why_not = f"the rule did not run ({head.short_circuit})"
+    cost, note = seconds_per_unit(results, claim.replicate)
+    try:
+        return power_mod.analyse(
+            claim.rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
+            prior_sd=claim.prior_sd, seconds_per_unit=cost, cost_note=note, why_not=why_not,
+        )  # fmt: skip
+    except (ArithmeticError, ValueError, IndexError) as exc:  # a power model that cannot be
+        # fitted to odd data (a degenerate design) must not take the claim's verdict down with it
+        return power_mod.Power(
+            None, 0, None, None, f"no power estimate: {type(exc).__name__}: {exc}"
+        )
+
+
+def _apply_regime(
+    claim: Claim, verdict: Verdict, qualifier: str | None, measured: str, pw: power_mod.Power
+) -> tuple[Verdict, str | None, str]:
+    """A negative verdict outside the claimed regime is `inconclusive — scale`."""
+    regime = claim.regime
+    if regime is None or regime.inside or verdict != "not reproduced":
+        return verdict, qualifier, measured
+    needs = regime.needs or "the paper's regime"
+    text = (
+        f"inconclusive — scale: the evidence goes against the claim, but it was checked at "
+        f"{regime.checked}, outside the paper's regime ({regime.claimed}); {needs} would test it. "
+        f"Measured: {measured}"
+    )
+    if pw.cost_cpu_min is not None and pw.units_needed is not None:
+        text += f". At this scale: {pw.text}"
+    return "inconclusive", "scale", text
+
+
 def evaluate(
-    claim: Claim, results: Any, study: str, scale: str, scale_note: str = ""
+    claim: Claim,
+    results: Any,
+    study: str,
+    scale: str,
+    scale_note: str = "",
+    sequential: Any = None,
 ) -> ClaimResult:
-    """Judge `claim` on `results` (whatever its evidence function reads) with robustness and history."""
+    """Judge `claim` on `results` (whatever its evidence function reads) with robustness and history.
+
+    `sequential` (a `claims.sequential.Looks`) re-judges the claim under the adaptive design of
+    `reproduce --budget`: the verdict becomes the sequential one, the fixed-sample one beside it."""
     defaults = claim.defaults()
     head = judge(claim.rule, claim.evidence(results, defaults), claim.units)
     robustness = []
     for alt in claim.all_alternatives():
-        j = judge(
-            alt.rule or claim.rule,
-            claim.evidence(results, {**defaults, **alt.choices}),
-            claim.units,
+        rule = alt.rule or claim.rule
+        j = judge(rule, claim.evidence(results, {**defaults, **alt.choices}), claim.units)
+        robustness.append(
+            {
+                "alternative": alt.label,
+                "verdict": j.verdict,
+                "measured": j.measured,
+                "effect": effect(head, j, rule == claim.rule),
+            }
         )
-        robustness.append({"alternative": alt.label, "verdict": j.verdict, "measured": j.measured})
     history = [
         {
             "version": claim.rule.version,
@@ -265,13 +429,23 @@ def evaluate(
         details.setdefault("rule", head.decision.details)
     panel = None
     if claim.figure is None and head.frame is not None:
-        panel = claim.rule.panel(head.frame, claim.title)
+        panel = claim.rule.panel(head.frame, claim.title, head.decision)
+    pw = power_of(claim, head, results)
+    verdict, qualifier, adaptive = head.verdict, head.qualifier, None
+    if sequential is not None:
+        verdict, qualifier, measured, adaptive = sequential_mod.apply(
+            sequential, claim, verdict, qualifier, measured
+        )
+    verdict, qualifier, measured = _apply_regime(claim, verdict, qualifier, measured, pw)
+    robust, summary = robustness_of(verdict, robustness)
+    if qualifier == "scale":
+        robust = None  # the alternatives judged the same out-of-regime evidence: nothing to show
     return ClaimResult(
         id=f"{study}/{claim.slug}",
         title=claim.title,
         statement=claim.statement,
         paper_statement=claim.paper_statement,
-        verdict=head.verdict,
+        verdict=verdict,
         rule={
             "id": f"{study}/{claim.slug}:{claim.rule.kind}",
             "version": claim.rule.version,
@@ -285,7 +459,7 @@ def evaluate(
             "note": claim.units.note,
         },
         robustness=robustness,
-        robust=all(r["verdict"] == head.verdict for r in robustness),
+        robust=robust,
         history=history,
         scale=scale,
         scale_note=scale_note,
@@ -293,10 +467,16 @@ def evaluate(
         details=details,
         figure=claim.figure,
         panel=panel,
+        qualifier=qualifier if verdict == "inconclusive" else None,
+        robustness_summary=summary,
+        power=pw.as_json(),
+        regime=claim.regime.as_json() if claim.regime is not None else None,
+        adaptive=adaptive,
     )
 
 
 __all__ = [
-    "Alternative", "Choice", "Choices", "Claim", "ClaimResult", "Control", "Judgement", "Revision",
-    "Units", "evaluate", "judge", "no_control",
+    "Alternative", "Choice", "Choices", "Claim", "ClaimResult", "Control", "Judgement", "Regime",
+    "Revision", "Units", "effect", "evaluate", "judge", "no_control", "power_of", "robustness_of",
+    "seconds_per_unit",
 ]  # fmt: skip

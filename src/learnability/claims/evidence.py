@@ -37,8 +37,9 @@ class Evidence:
     """What a claim's evidence function hands to its rule.
 
     Exactly one of the short-circuits may be set: `missing` (nothing to judge: no finished runs),
-    `pipeline` (a sanity baseline failed, so the pipeline, not the claim, is at fault) or `vacuous`
-    (the parameters alone decide the check). `notes` adds measured numbers to the claim's text;
+    `pipeline` (a sanity baseline failed, so the pipeline, not the claim, is at fault), `vacuous`
+    (the parameters alone decide the check) or `not_run` (this plan does not run the check at this
+    scale: verdict "not run", counted apart). `notes` adds measured numbers to the claim's text;
     `details` is machine-readable and goes to claims.json as is. `control` is the control's measured
     value in words, for a control the rule does not read as a group (a same-balance probability, the
     other functions through the same pipeline); it is printed beside the measured value.
@@ -48,6 +49,7 @@ class Evidence:
     missing: str | None = None
     pipeline: str | None = None
     vacuous: str | None = None
+    not_run: str | None = None
     notes: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     control: str = ""

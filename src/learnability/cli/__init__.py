@@ -38,6 +38,7 @@ _GROUPS: list[tuple[str, str, str | None]] = [
     ("learnability.cli.sweep", "register", None),
     ("learnability.cli.plot", "register", None),
     ("learnability.cli.config", "app", "config"),
+    ("learnability.cli.study", "app", "study"),
 ]
 
 

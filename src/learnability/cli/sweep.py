@@ -34,7 +34,7 @@ from learnability.errors import UserError, check_choice
 from learnability.paths import check_writable_dir, check_writable_file
 from learnability.report.html import build_report, headline_text
 from learnability.studies import available_studies, get_study
-from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
+from learnability.studies.pipeline import analyse_study, error_report
 from learnability.sweep.jobs import known_jobs
 from learnability.sweep.runner import check_run_options, run_sweep
 from learnability.sweep.spec import load_sweep
@@ -363,6 +363,7 @@ _VERDICT_STYLE = {
     "not reproduced": "red",
     "inconclusive": "yellow",
     "vacuous": "magenta",
+    "not run": "dim",
 }
 
 
@@ -372,7 +373,8 @@ def _print_claims(console: Console, report: Any) -> None:
     table = Table(show_header=False, box=None, padding=(0, 1))
     for c in report.claims:
         style = _VERDICT_STYLE.get(c.verdict, "")
-        table.add_row(f"[{style}]{c.verdict}[/]", "robust" if c.robust else "fragile", c.title)
+        robust = {True: "robust", False: "fragile", None: "untested"}[c.robust]
+        table.add_row(f"[{style}]{c.verdict}[/]", robust, c.title)
     console.print(table)
     console.print(
         f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s"
@@ -427,35 +429,43 @@ def report_command(
     scale: Annotated[
         str | None, typer.Option(help="quick or paper (default: the scale found in the store)")
     ] = None,
+    study_file: Annotated[
+        list[Path] | None,
+        typer.Option("--study-file", help="also report a study file's runs (docs/STUDIES.md)"),
+    ] = None,
 ) -> None:
     """Analyse stored runs and write the HTML report with figures (PNG + PDF) and claims."""
+    from learnability.cli.study import load_study_files
 
-    if scale is not None:
+    if scale is not None and (study or not study_file):
         check_choice("scale", scale, _SCALES)
     for name in study or []:
         check_choice("study", name, available_studies())
+    files = load_study_files(list(study_file or []), scale)
     out = out or results / "report"
     check_writable_dir(out, "--out")
     console = _console()
     with open_existing(results) as store:
         names = list(study or [])
         present = set(store.studies())
-        if not names:
+        if not names and not files:
             names = [n for n in available_studies() if n in present]
             if not names:
                 raise UserError(
                     f"the store in {str(results)!r} has no runs of any study "
                     f"({', '.join(available_studies())}); run `learnability reproduce` first"
                 )
-        absent = [n for n in names if n not in present]
+        runs_of = {n: f"reproduce --study {n}" for n in names}
+        runs_of.update({f.name: f"study run {p}" for f, p in zip(files, study_file or [])})
+        absent = [n for n in runs_of if n not in present]
         if absent:
             raise UserError(
                 f"the store in {str(results)!r} has no runs of study {absent[0]!r}; run "
-                f"`learnability reproduce --study {absent[0]}` first, or report one of: "
+                f"`learnability {runs_of[absent[0]]}` first, or report one of: "
                 f"{', '.join(sorted(present)) or '(none)'}"
             )
         reports, errors = [], {}
-        for s in _studies(names):
+        for s in [*(_studies(names) if names else []), *files]:
             t0 = time.perf_counter()
             try:
                 reports.append(analyse_study(s, store, scale, out))
@@ -464,7 +474,7 @@ def report_command(
                 reports.append(
                     error_report(
                         s,
-                        scale or "quick",
+                        str(scale or getattr(s, "default_scale", "quick")),
                         f"analysis failed: {errors[s.name]}",
                         time.perf_counter() - t0,
                     )
@@ -496,54 +506,20 @@ def reproduce_command(
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="run failed runs again")
     ] = False,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            help="wall time (90s, 60m, 2h) for the whole command: after the fixed plan, add seeds "
+            "to undecided claims until they are decided or the time is spent (adaptive verdicts)"
+        ),
+    ] = None,
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
 
-    # bad input is refused here, before any study runs or any report (empty or not) is written
+    from learnability.cli.study import run_studies
+
     check_choice("scale", scale, _SCALES)
-    check_run_options(backend, workers, address, device, 1, cli=True)
-    studies = _studies(list(study or []))
-    out = out or results / "report"
-    check_writable_dir(results, "--results")
-    check_writable_dir(out, "--out")
-    console = _console()
-    reports, errors = [], {}
-    with Store(results) as store:
-        for s in studies:
-            t0 = time.perf_counter()
-            console.rule(f"[bold]{s.name}[/] — {s.title}")
-            sweeping = True  # a UserError while the runs start is bad input: stop, exit 2
-            try:
-                plan = s.plan(scale)
-                console.print(f"cost estimate ({scale}): {s.estimate(plan)}")
-                summary = run_sweep(
-                    sweeps_of(s, plan),
-                    store,
-                    backend=backend,
-                    workers=workers,
-                    address=address,
-                    device=device,
-                    retry_failed=retry_failed,
-                )
-                sweeping = False
-                console.print(f"runs: {summary.line()}")
-                report = analyse_study(s, store, plan, out, seconds=time.perf_counter() - t0)
-                report.seconds = time.perf_counter() - t0
-                reports.append(report)
-                _print_claims(console, report)
-            except KeyboardInterrupt:
-                raise
-            except Exception as exc:  # one broken study must not take the others down
-                if sweeping and isinstance(exc, UserError):
-                    raise  # e.g. a Ray cluster that cannot be reached: every study would fail
-                errors[s.name] = _describe(exc)
-                seconds = time.perf_counter() - t0
-                reports.append(error_report(s, scale, f"study failed: {errors[s.name]}", seconds))
-                console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
-    path = _write_report(reports, out)
-    console.print(f"\nclaims: {headline_text(reports)}")
-    console.print(f"report: {path.resolve()}")
-    console.print(f"figures: {(out / 'figures').resolve()}")
-    if errors:
-        # (typer.Exit's code is dropped under standalone_mode=False, which the root command uses)
-        sys.exit(1)
+    run_studies(
+        _studies(list(study or [])), scale=scale, backend=backend, address=address, workers=workers,
+        results=results, device=device, out=out, retry_failed=retry_failed, budget=budget,
+    )  # fmt: skip

@@ -99,6 +99,48 @@ def task_shape(task: Any) -> tuple[int, int]:
     return task.vocab_size, task.seq_len  # language, circuit
 
 
+# -- cost ---------------------------------------------------------------------------------------------------
+# Measured on one NVIDIA H200 (2026-11-30, this project's GPT and AdamW in fp32, no TF32): a step costs
+# ≈ 5 ms of per-step overhead (launches, optimiser) plus its FLOPs at ≈ 45 TFLOP/s; embedding-only steps
+# skip the weight gradients of the frozen layers (≈ 4 instead of 6 FLOPs per parameter and token). In bf16
+# autocast the large steps ran 5–8× faster (≈ 300 TFLOP/s), but the code does not use it.
+STEP_OVERHEAD_S = 0.005
+FP32_FLOPS = 45e12
+
+
+def run_seconds(
+    width: int, layers: int, vocab: int, seq: int, batch: int, steps: int, full: bool
+) -> float:
+    params = 12 * layers * width * width + 2 * vocab * width + seq * width
+    flops = (6.0 if full else 4.0) * params * seq * batch
+    return steps * (STEP_OVERHEAD_S + flops / FP32_FLOPS)
+
+
+# The memorisation step (batch 32,768 over a 1,024-token vocabulary) measured 2.8× the model's estimate
+# (26.6 / 29.7 ms embedding-only / full vs ≈ 10): its embedding gradients scatter into few rows.
+MEMORISE_FACTOR = 2.8
+
+
+def gpu_hours(run_specs: list[Any]) -> float:
+    """GPU-hours of a list of `RunSpec`s of `random.run` under the measured fp32 throughput model (the
+    paper scale's cost estimate)."""
+    total = 0.0
+    for spec in run_specs:
+        c = spec.config
+        vocab, seq = task_shape(c.task)
+        factor = MEMORISE_FACTOR if c.task.name == "memorise" else 1.0
+        total += factor * run_seconds(
+            c.model.d_model,
+            getattr(c.model, "n_layers", 1),
+            vocab,
+            seq,
+            c.train.batch_size,
+            c.train.steps,
+            c.train.freeze != "embeddings",
+        )
+    return total / 3600
+
+
 def fit_model_to_task(model: GPTConfig | LSTMConfig, task: Any) -> GPTConfig | LSTMConfig:
     """The model config with its vocabulary (and, for the GPT, its context) set from the task."""
     if isinstance(model, GPTConfig):
@@ -309,8 +351,10 @@ __all__ = [
     "PROBES",
     "RandomRunConfig",
     "fit_model_to_task",
+    "gpu_hours",
     "memorisation",
     "run",
+    "run_seconds",
     "task_diagnostics",
     "task_shape",
 ]

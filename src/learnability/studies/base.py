@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from learnability.sweep.spec import Sweep
     from learnability.sweep.store import RunRecord
 
-SCALES: tuple[str, ...] = ("quick", "paper")
+SCALES: tuple[str, ...] = (
+    "quick",
+    "paper",
+)  # the built-in studies' scales; a study may name others
+DEFAULT_SCALE = "quick"
 P = TypeVar("P")
 
 
@@ -55,6 +59,13 @@ class StudyResults:
         self.plan = plan if isinstance(plan, Plan) else None
         self.scale = plan.scale if isinstance(plan, Plan) else str(plan)
         self.study = study
+
+    @property
+    def params(self) -> Any:
+        """The plan's own parameters (what the evidence functions read)."""
+        if self.plan is None:
+            raise ValueError("these results were built from a scale name, not a Plan: no params")
+        return self.plan.params
 
     def _full(self, sweep: str) -> str:
         return sweep if "/" in sweep or not self.study else f"{self.study}/{sweep}"
@@ -87,13 +98,19 @@ class Study(Generic[P]):
         default=lambda results, plan: []
     )
 
-    def plan(self, scale: str) -> Plan[P]:
+    def plan(self, scale: str | None = None) -> Plan[P]:
+        """The plan of `scale` (default: `quick` when the study has it, else its first plan)."""
+        scale = self.default_scale if scale is None else scale
         check_choice("scale", scale, list(self.plans))
         return self.plans[scale]
+
+    @property
+    def default_scale(self) -> str:
+        return DEFAULT_SCALE if DEFAULT_SCALE in self.plans else next(iter(self.plans))
 
     def estimate(self, plan: Plan[P]) -> str:
         n = sum(len(s.expand()) for s in self.sweeps(plan))
         return f"{n} runs" + (f"; {plan.cost}" if plan.cost else "")
 
 
-__all__ = ["SCALES", "Plan", "Study", "StudyResults"]
+__all__ = ["DEFAULT_SCALE", "SCALES", "Plan", "Study", "StudyResults"]

@@ -11,7 +11,8 @@ from learnability.claims import evaluate
 from learnability.report import render
 from learnability.report.panels import Figure, Table
 from learnability.report.study_report import StudyReport
-from learnability.studies.base import SCALES, Plan, Study, StudyResults
+from learnability.studies import adaptive
+from learnability.studies.base import Plan, Study, StudyResults
 
 
 def sweeps_of(study: Study[Any], scale_or_plan: str | Plan[Any]) -> list[Any]:
@@ -24,10 +25,12 @@ def run_ids(study: Study[Any], scale_or_plan: str | Plan[Any]) -> set[str]:
 
 
 def pick_scale(study: Study[Any], store: Any) -> str:
-    """The scale whose runs the store holds most of (quick first on ties)."""
+    """The scale whose runs the store holds most of (the default scale first on ties, then the
+    order the study declares its plans in)."""
     stored = {r.run_id for r in store.records(study=study.name)}
-    hits = {scale: len(run_ids(study, scale) & stored) for scale in SCALES}
-    return max(SCALES, key=lambda s: (hits[s], -SCALES.index(s)))
+    order = [study.default_scale, *(s for s in study.plans if s != study.default_scale)]
+    hits = {scale: len(run_ids(study, scale) & stored) for scale in order}
+    return max(order, key=lambda s: (hits[s], -order.index(s)))
 
 
 def analyse_study(
@@ -42,20 +45,27 @@ def analyse_study(
     if scale is None:
         scale = pick_scale(study, store)
     plan = scale if isinstance(scale, Plan) else study.plan(scale)
-    records = store.records(study=study.name, run_ids=run_ids(study, plan))
-    report = analyse_records(study, records, plan, Path(out_dir) / "figures")
+    # the runs `reproduce --budget` added (none without a design), judged by its sequential design
+    ids = run_ids(study, plan) | adaptive.added_run_ids(store, study, plan)
+    records = store.records(study=study.name, run_ids=ids)
+    design = adaptive.design(store, study, plan, records)
+    report = analyse_records(study, records, plan, Path(out_dir) / "figures", design)
     report.run_counts = _counts(records, sweeps_of(study, plan))
     report.seconds = seconds or (time.perf_counter() - t0)
     return report
 
 
 def analyse_records(
-    study: Study[Any], records: list[Any], plan: Plan[Any], figures_dir: Path
+    study: Study[Any],
+    records: list[Any],
+    plan: Plan[Any],
+    figures_dir: Path,
+    sequential: Any = None,
 ) -> StudyReport:
     """The analysis proper, on records already read (tests call this with synthetic records)."""
     results = StudyResults(records, plan, study.name)
     claims = [
-        evaluate(c, results, study.name, plan.scale, plan.note_for(c.slug))
+        evaluate(c, results, study.name, plan.scale, plan.note_for(c.slug), sequential)
         for c in study.claims(plan)
     ]
     report = StudyReport(
@@ -71,7 +81,9 @@ def analyse_records(
     for claim in claims:
         if claim.panel is not None:
             name = f"claim_{claim.id.split('/', 1)[1]}"
-            caption = f"Claim '{claim.title}': the data its rule judged (mean and 95% interval per unit cell)."
+            caption = (
+                f"Claim '{claim.title}': the estimates its rule judged, with its bands and control."
+            )
             report.figures.append(
                 render.save(Figure(name, caption, [claim.panel]), figures_dir, study.name)
             )

@@ -1,31 +1,17 @@
 """Study `sensitivity`: Hahn & Rofin (ACL 2024), "Why are Sensitive Functions Hard for Transformers?"
 (arXiv 2402.09963). Protocol, claims and verdicts: docs/studies/sensitivity.md.
 
-- `plan`: the parameters and the `quick` / `paper` plans (with what quick changes, per claim)
-- `sweeps`: the seven sweeps (jobs in `learnability.jobs.sensitivity`)
-- `mechanism`: claims about sharpness, blowup, norm, the trade-off, the §5 bound and Corollary 5
-- `behaviour`: claims about dynamics, generalisation, length generalisation and the scratchpad
-- `exhibits`: figures (as panels) and tables
+The declaration, in the layout every study shares: `plan` (the parameters and the `quick` / `paper`
+plans, with what quick changes per claim), `sweeps` (seven sweeps of the jobs in
+`learnability.jobs.sensitivity`), `evidence`, `claims`, `exhibits`.
 """
 
 from __future__ import annotations
 
-from learnability.claims import Claim
-from learnability.studies.base import Plan, Study
-from learnability.studies.sensitivity import behaviour, extensions, mechanism, theorems
-from learnability.studies.sensitivity.exhibits import exhibits
+from learnability.studies.base import Study
+from learnability.studies.sensitivity import claims, exhibits, sweeps
 from learnability.studies.sensitivity.plan import PAPER, PLANS, QUICK, SensitivityParams
-from learnability.studies.sensitivity.sweeps import NAME, sweeps
-
-
-def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
-    return (
-        mechanism.claims(plan)
-        + theorems.claims(plan)
-        + behaviour.claims(plan)
-        + extensions.claims(plan)
-    )
-
+from learnability.studies.sensitivity.sweeps import NAME
 
 STUDY: Study[SensitivityParams] = Study(
     name=NAME,
@@ -39,9 +25,9 @@ STUDY: Study[SensitivityParams] = Study(
         "protocol in decoder-only form."
     ),
     plans=PLANS,
-    sweeps=sweeps,
-    claims=claims,
-    exhibits=exhibits,
+    sweeps=sweeps.sweeps,
+    claims=claims.claims,
+    exhibits=exhibits.exhibits,
 )
 
-__all__ = ["PAPER", "PLANS", "QUICK", "STUDY", "SensitivityParams", "claims", "sweeps"]
+__all__ = ["PAPER", "PLANS", "QUICK", "STUDY", "SensitivityParams"]

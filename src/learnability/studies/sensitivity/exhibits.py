@@ -1,4 +1,4 @@
-"""The study's figures (as `panels` data) and tables. Proportions (accuracy, converged share) get
+"""Study `sensitivity`, exhibits: figures (as `panels` data) and tables. Proportions (accuracy, converged share) get
 intervals inside [0, 1]: Wilson for counts, a bootstrap over runs for mean accuracies. Real-valued
 targets (MEAN) get no accuracy panel."""
 
@@ -12,11 +12,18 @@ from typing import Any
 from learnability import stats
 from learnability.measure.bounds import bound_radius
 from learnability.measure.length import REFERENCE
-from learnability.report.panels import Figure, Histogram, Panel, Series, Table, grouped_series
-from learnability.studies.base import Plan, StudyResults
-from learnability.studies.sensitivity.behaviour import ALIGN
+from learnability.studies import (
+    Figure,
+    Histogram,
+    Panel,
+    Plan,
+    Series,
+    StudyResults,
+    Table,
+    grouped_series,
+)
+from learnability.studies.sensitivity.evidence import ALIGN, LABELS, REAL_VALUED, n_of, num, task_of
 from learnability.studies.sensitivity.plan import FIT_LOSS, SensitivityParams
-from learnability.studies.sensitivity.records import LABELS, REAL_VALUED, n_of, num, task_of
 
 ORDER = ["parity", "sparse_half", "majority", "first", "mean"]
 

@@ -1,4 +1,4 @@
-"""The study's parameters and its two scales: `paper` (the published configuration) and `quick`
+"""Study `sensitivity`, plan: the parameters and the two scales, `paper` (the published configuration) and `quick`
 (a 2-core CPU in minutes). `deviations` says, per claim, what quick changes relative to the paper."""
 
 from __future__ import annotations

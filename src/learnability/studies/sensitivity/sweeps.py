@@ -1,4 +1,4 @@
-"""What the study runs: seven sweeps of the jobs in `learnability.jobs.sensitivity`.
+"""Study `sensitivity`, sweeps: seven sweeps of the jobs in `learnability.jobs.sensitivity`.
 
 A sweep's `seed` is the initialisation seed; the data stream (`data_seed`) is fixed per cell, so the same
 seed means the same initial weights at every n and for every task of a sweep (units repeat across n).
@@ -9,9 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from learnability.studies.base import Plan
+from learnability.studies import Plan, Sweep
 from learnability.studies.sensitivity.plan import FIT_LOSS, SensitivityParams
-from learnability.sweep.spec import Sweep
 
 NAME = "sensitivity"
 

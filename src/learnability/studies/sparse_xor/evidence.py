@@ -1,35 +1,195 @@
-"""Evidence functions of the `sparse_xor` claims: records → one observation per independent unit (a
-draw: one seed at one d; for m* and the FFNN's width, one d pooling its seeds), under the analysis choices
-the claim declares (`choices`)."""
+"""Study `sparse_xor`, evidence: from a record to the quantity a claim judges (success at each step size
+under a criterion, the smallest working step size, m*, n*, the FFNN's smallest width), then one
+observation per independent unit (a draw: one seed at one d; for m* and the FFNN's width, one d pooling
+its seeds) under the analysis choices the claim declares (`choices`). No statistics here: the claims'
+rules do that through `learnability.stats`."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from learnability.claims import Evidence, Obs
 from learnability.models.two_head_steps import Criterion
 from learnability.studies.base import StudyResults
-from learnability.studies.sparse_xor.params import RIVALS, SEED_FRACTION
-from learnability.studies.sparse_xor.reduce import (
-    by_d,
-    criterion,
-    draw,
-    ffnn_widths,
-    m_fractions,
-    m_star,
-    n_star,
-    population_ok,
-    shared_index,
-    succeeded,
-    window,
-)
+from learnability.studies.common import finite, group_by
+from learnability.studies.sparse_xor.plan import RIVALS, SEED_FRACTION, SUCCESS
 from learnability.studies.sparse_xor.sweeps import S
 
 Choices = Mapping[str, Any]
 
+Record = Any  # a stored run: .config, .metrics, .status, .sweep, .run_id
 
+
+def criterion(choices: Mapping[str, Any]) -> Criterion:
+    """The success criterion under a claim's choices (its defaults are the study's `SUCCESS`)."""
+    return Criterion(
+        float(choices.get("success_loss", SUCCESS.loss)),
+        float(choices.get("success_mass", SUCCESS.mass)),
+    )
+
+
+def succeeded(loss: Sequence[float | None], spec: Sequence[float], crit: Criterion) -> list[bool]:
+    """Success at each grid point; a missing (non-finite) loss is a failure."""
+    return [
+        loss_i is not None and loss_i <= crit.loss and spec_i >= crit.mass
+        for loss_i, spec_i in zip(loss, spec)
+    ]
+
+
+def step_ok(r: Record, crit: Criterion) -> list[bool]:
+    """Success of a one-step record at each point of its step-size grid."""
+    return succeeded(r.metrics["loss"], r.metrics["spec"], crit)
+
+
+def draw(r: Record) -> str:
+    """The independent unit: one seed's draw (embeddings, initial θ, support) at one d."""
+    return f"d={r.config['d']}/seed={r.config['seed']}"
+
+
+@dataclass(frozen=True)
+class Window:
+    """Where one draw's step succeeds on the grid (log10 units of the grid): the smallest and largest
+    working step size, whether the working set is one interval, and whether it reaches the grid's top."""
+
+    lo: float | None
+    hi: float | None
+    contiguous: bool
+    open_top: bool
+
+    @property
+    def decades(self) -> float | None:
+        return None if self.lo is None or self.hi is None else self.hi - self.lo
+
+
+def window(ok: Sequence[bool], grid: Sequence[float]) -> Window:
+    idx = [i for i, v in enumerate(ok) if v]
+    if not idx:
+        return Window(None, None, True, False)
+    contiguous = idx[-1] - idx[0] + 1 == len(idx)
+    return Window(grid[idx[0]], grid[idx[-1]], contiguous, idx[-1] == len(ok) - 1)
+
+
+def shared_index(success: Sequence[Sequence[bool]]) -> int | None:
+    """The grid point where most draws succeed (one step size for all of them): the centre of the longest
+    run of grid points reaching the maximum count (robust to a plateau); None when no draw succeeds."""
+    if not success:
+        return None
+    counts = [sum(col) for col in zip(*success)]
+    top = max(counts)
+    if top == 0:
+        return None
+    best: tuple[int, int] = (0, 0)  # (length, start) of the longest run at the maximum
+    start = None
+    for i, c in enumerate([*counts, -1]):
+        if c == top and start is None:
+            start = i
+        elif c != top and start is not None:
+            best = max(best, (i - start, -start))
+            start = None
+    length, neg_start = best
+    return -neg_start + (length - 1) // 2
+
+
+# -- m* ------------------------------------------------------------------------------------------------------
+def m_fractions(
+    records: Sequence[Record], crit: Criterion, shared: bool = True
+) -> dict[int, float]:
+    """For the draws (seeds) of one d: the fraction that succeeds at each m — at one step size shared
+    by all seeds (`shared`) or at each draw's own best step size."""
+    out: dict[int, float] = {}
+    if not records:
+        return out
+    grid_m = records[0].metrics["m_grid"]
+    for j, m in enumerate(grid_m):
+        ok = [succeeded(r.metrics["loss"][j], r.metrics["spec"][j], crit) for r in records]
+        if shared:
+            i = shared_index(ok)
+            out[m] = 0.0 if i is None else sum(o[i] for o in ok) / len(ok)
+        else:
+            out[m] = sum(any(o) for o in ok) / len(ok)
+    return out
+
+
+def m_star(
+    fractions: Mapping[int, float], tau: float = SEED_FRACTION, rule: str = "stays"
+) -> int | None:
+    """The smallest m whose fraction reaches tau — `stays`: and every larger m on the grid too (a lucky
+    small m does not count); `first`: the first m that reaches it. None: no m on the grid does."""
+    ms = sorted(fractions)
+    for k, m in enumerate(ms):
+        if fractions[m] >= tau and (rule == "first" or all(fractions[x] >= tau for x in ms[k:])):
+            return m
+    return None
+
+
+def by_d(records: Sequence[Record]) -> dict[int, list[Record]]:
+    return group_by(records, lambda r: int(r.config["d"]))
+
+
+# -- n* ------------------------------------------------------------------------------------------------------
+def n_star(rows: Sequence[Mapping[str, Any]], crit: Criterion, rule: str = "stable") -> int | None:
+    """The smallest n at which the finite-sample step succeeds — `stable`: and at every larger n the ladder
+    evaluated; `first`: the first success. None: no n on the ladder (censored at the budget)."""
+    ok = [r["loss"] is not None and r["loss"] <= crit.loss and r["spec"] >= crit.mass for r in rows]
+    for k, row in enumerate(rows):
+        if ok[k] and (rule == "first" or all(ok[k:])):
+            return int(row["n"])
+    return None
+
+
+def population_ok(r: Record, crit: Criterion) -> bool:
+    return any(succeeded(r.metrics["population_loss"], r.metrics["population_spec"], crit))
+
+
+# -- FFNN ----------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Width:
+    d: int
+    width: int | None  # smallest width reaching the seed fraction (None: none on the grid)
+    params: int | None  # its trainable parameters
+    fractions: dict[int, float]  # width -> fraction of seeds with test MSE ≤ the loss threshold
+    seeds: int
+
+
+def ffnn_widths(records: Sequence[Record], loss_max: float, tau: float) -> list[Width]:
+    """Per d: the smallest width whose seeds reach test MSE ≤ loss_max in a fraction ≥ tau (and every
+    larger width too). A run that diverged counts as a failure."""
+    cells: dict[int, dict[int, list[Record]]] = defaultdict(lambda: defaultdict(list))
+    for r in records:
+        cells[int(r.config["task"]["n"])][int(r.config["model"]["width"])].append(r)
+    out = []
+    for d, widths in sorted(cells.items()):
+        frac = {}
+        for w, rs in sorted(widths.items()):
+            hits = [_num(r.metrics.get("test_loss")) <= loss_max for r in rs if r.status == "ok"]
+            frac[w] = sum(hits) / len(rs)
+        best = m_star(frac, tau, "stays")
+        params = None
+        if best is not None:
+            params = int(widths[best][0].metrics.get("trainable_params") or best * (d + 2) + 1)
+        out.append(Width(d, best, params, frac, min(len(rs) for rs in widths.values())))
+    return out
+
+
+def _num(v: Any) -> float:
+    x = finite(v)
+    return math.inf if x is None else x
+
+
+def ffnn_records(results: StudyResults) -> list[Record]:
+    """The FFNN baseline's runs (one sweep per d and seed); a diverged run is a failed one."""
+    return [
+        r
+        for r in results.records
+        if r.sweep.startswith(f"{S}/ffnn_d") and r.status in ("ok", "diverged")
+    ]
+
+
+# -- evidence of each claim ----------------------------------------------------------------------------------
 def _seeds(results: StudyResults, name: str, default: int) -> int:
     plan = results.plan
     return int(getattr(plan.params, name)) if plan is not None else default
@@ -44,7 +204,7 @@ def one_step(results: StudyResults, choices: Choices) -> Evidence:
         return Evidence(missing="no finished one-step runs")
     crit = criterion(choices)
     grid = recs[0].metrics["log10_grid"]
-    ok = {r.run_id: succeeded(r.metrics["loss"], r.metrics["spec"], crit) for r in recs}
+    ok = {r.run_id: step_ok(r, crit) for r in recs}
     seeds = _seeds(results, "one_step_seeds", 1 + max(r.config["seed"] for r in recs))
     start_ok = [
         r for r in recs if r.metrics["loss0"] <= crit.loss and r.metrics["spec0"] >= crit.mass
@@ -59,11 +219,8 @@ def one_step(results: StudyResults, choices: Choices) -> Evidence:
         i = shared_index(calib)
         judged = [r for r in recs if r.config["seed"] >= seeds // 2]
         picks = {d: i for d in by_d(recs)}
-        head = (
-            f"c* = 10^{grid[i]:.2f} (one c for every d, chosen on seeds 0..{seeds // 2 - 1})"
-            if i is not None
-            else "no c works on the calibration seeds"
-        )
+        head = (f"c* = 10^{grid[i]:.2f} (one c for every d, chosen on seeds 0..{seeds // 2 - 1})"
+                if i is not None else "no c works on the calibration seeds")  # fmt: skip
     else:  # per d, the step size most of that d's draws share (chosen and judged on the same draws)
         picks = {d: shared_index([ok[r.run_id] for r in rs]) for d, rs in by_d(recs).items()}
         judged = recs
@@ -71,16 +228,12 @@ def one_step(results: StudyResults, choices: Choices) -> Evidence:
     for r in judged:
         i = picks[r.config["d"]]
         y = 0.0 if i is None else float(ok[r.run_id][i])
-        obs.append(Obs(draw(r), y, r.config["d"], "step"))
-        obs.append(Obs(draw(r), 0.0, r.config["d"], "init"))
+        obs += [Obs(draw(r), y, r.config["d"], "step"), Obs(draw(r), 0.0, r.config["d"], "init")]
     per_d = {d: f"{sum(o.y for o in obs if o.group == 'step' and o.x == d):.0f}/{len(rs)}"
              for d, rs in by_d(judged).items()}  # fmt: skip
     notes = f"{head}; success per d: " + ", ".join(f"d={d}: {v}" for d, v in per_d.items())
-    return Evidence(
-        obs,
-        notes=notes,
-        details={"log10_c_star": {d: None if i is None else grid[i] for d, i in picks.items()}},
-    )
+    stars = {d: None if i is None else grid[i] for d, i in picks.items()}
+    return Evidence(obs, notes=notes, details={"log10_c_star": stars})
 
 
 def step_size(results: StudyResults, choices: Choices) -> Evidence:
@@ -95,7 +248,7 @@ def step_size(results: StudyResults, choices: Choices) -> Evidence:
     for r in recs:
         if r.config["d"] < d_min:
             continue
-        w = window(succeeded(r.metrics["loss"], r.metrics["spec"], crit), grid)
+        w = window(step_ok(r, crit), grid)
         if w.lo is None:
             none += 1
             continue
@@ -107,12 +260,10 @@ def step_size(results: StudyResults, choices: Choices) -> Evidence:
     if not obs:
         return Evidence(missing="no draw has a working step size")
     widths.sort()
-    notes = (
-        f"{none} of {none + len(obs)} draws have no working step size (excluded); {bottom} start at the "
-        f"grid's lowest c (10^{grid[0]:g}); working window: median {widths[len(widths) // 2]:.2f} decades, "
-        f"{open_top} of {len(obs)} reach the grid's top c = 10^{grid[-1]:g} (the upper end lies beyond it), "
-        f"{split} are not one interval"
-    )
+    notes = (f"{none} of {none + len(obs)} draws have no working step size (excluded); {bottom} start at the "
+             f"grid's lowest c (10^{grid[0]:g}); working window: median {widths[len(widths) // 2]:.2f} decades, "
+             f"{open_top} of {len(obs)} reach the grid's top c = 10^{grid[-1]:g} (the upper end lies beyond it), "
+             f"{split} are not one interval")  # fmt: skip
     return Evidence(obs, notes=notes, details={"no_working_step": none, "open_top": open_top})
 
 
@@ -127,7 +278,7 @@ def kinds_one_step(results: StudyResults, choices: Choices) -> Evidence:
     obs = []
     for kind in ("softmax", *RIVALS):
         rs = [r for r in recs if r.config["attention"] == kind]
-        ok = [succeeded(r.metrics["loss"], r.metrics["spec"], crit) for r in rs]
+        ok = [step_ok(r, crit) for r in rs]
         i = shared_index(ok)
         for r, o in zip(rs, ok):
             y = any(o) if choices["eta"] == "per_draw" else (i is not None and o[i])
@@ -159,8 +310,8 @@ def kinds_many_steps(results: StudyResults, choices: Choices) -> Evidence:
 def m_stars(
     results: StudyResults, crit: Criterion, tau: float, rule: str, shared: bool = True
 ) -> tuple[dict[int, int | None], dict[int, int]]:
-    recs = results.of("min_m")
-    groups = by_d(recs)
+    """m* per d (None: no m on the grid reaches the fraction), and the seeds each d has."""
+    groups = by_d(results.of("min_m"))
     stars = {d: m_star(m_fractions(rs, crit, shared), tau, rule) for d, rs in groups.items()}
     return stars, {d: len(rs) for d, rs in groups.items()}
 
@@ -227,10 +378,8 @@ def samples(results: StudyResults, choices: Choices) -> Evidence:
 
 
 # -- FFNN ----------------------------------------------------------------------------------------------------
-VACUOUS_PER_BIT = (
-    "a dense first layer has width·d weights, so any MLP of width ≥ 1 has ≥ 1 parameter per input bit: the "
-    "rule is decided by the architecture (and width 2 suffices at every d), not by the data"
-)
+VACUOUS_PER_BIT = ("a dense first layer has width·d weights, so any MLP of width ≥ 1 has ≥ 1 parameter per input "
+                   "bit: the rule is decided by the architecture (and width 2 suffices at every d), not by the data")  # fmt: skip
 
 
 def ffnn(results: StudyResults, choices: Choices) -> Evidence:
@@ -239,19 +388,14 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
     if choices.get("ffnn_rule") == "per_bit":
         return Evidence(vacuous=VACUOUS_PER_BIT)
     loss, tau = float(choices["success_loss"]), float(choices["fraction"])
-    recs = [
-        r
-        for r in results.records
-        if r.sweep.startswith(f"{S}/ffnn_d") and r.status in ("ok", "diverged")
-    ]
+    recs = ffnn_records(results)
     if not recs:
         return Evidence(missing="no finished FFNN runs")
     widths = ffnn_widths(recs, loss, tau)
     failed = [w.d for w in widths if w.width is None]
     if failed:
-        return Evidence(
-            pipeline=f"the FFNN reaches test MSE ≤ {loss} in {tau:.0%} of seeds at no width on the grid at d = {failed} (its training budget, not the claim)"
-        )
+        return Evidence(pipeline=f"the FFNN reaches test MSE ≤ {loss} in {tau:.0%} of seeds at no width on the grid at "
+                        f"d = {failed} (its training budget, not the claim)")  # fmt: skip
     stars, _ = m_stars(results, Criterion(loss, 0.0), tau, "stays")
     obs = [Obs(f"d={w.d}", math.log10(w.params or 0), math.log10(w.d), "ffnn") for w in widths]
     unstable = [w.d for w in widths if w.d in stars and stars[w.d] is None]
@@ -282,6 +426,7 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
 
 
 __all__ = [
-    "SEED_FRACTION", "VACUOUS_PER_BIT", "ffnn", "kinds_many_steps", "kinds_one_step", "m_stars", "one_step",
-    "polylog_m", "samples", "step_size",
+    "VACUOUS_PER_BIT", "Width", "Window", "by_d", "criterion", "draw", "ffnn", "ffnn_widths", "kinds_many_steps",
+    "kinds_one_step", "m_fractions", "m_star", "m_stars", "n_star", "one_step", "polylog_m", "population_ok",
+    "samples", "shared_index", "step_size", "succeeded", "window",
 ]  # fmt: skip

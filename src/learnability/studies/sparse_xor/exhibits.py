@@ -1,44 +1,45 @@
-"""Figures (as `panels` data), tables and notes of the `sparse_xor` study. Captions are written from the
-data they show (what each curve is, where it starts and ends), never from what the curves should show."""
+"""Study `sparse_xor`, exhibits: figures (as `panels` data), tables and notes. Captions are written from
+the data they show (what each curve is, where it starts and ends), never from what the curves should show."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from statistics import median
-from typing import Any
 
 import numpy as np
 
 from learnability import stats
 from learnability.models.two_head_steps import Criterion
-from learnability.report.panels import Figure, Panel, Series, Table, mean_series
-from learnability.studies.base import Plan, StudyResults
-from learnability.studies.sparse_xor import evidence as ev
-from learnability.studies.sparse_xor.params import (
+from learnability.studies import (
+    Figure,
+    Panel,
+    Plan,
+    Series,
+    StudyResults,
+    Table,
+    mean_series,
+    median,
+)
+from learnability.studies.sparse_xor.evidence import (
+    by_d,
+    ffnn_records,
+    ffnn_widths,
+    m_fractions,
+    m_stars,
+    n_star,
+    population_ok,
+    step_ok,
+    window,
+)
+from learnability.studies.sparse_xor.plan import (
     KIND_LABELS,
     RIVALS,
     SEED_FRACTION,
     SUCCESS,
     SparseXorParams,
 )
-from learnability.studies.sparse_xor.reduce import (
-    by_d,
-    ffnn_widths,
-    m_fractions,
-    n_star,
-    population_ok,
-    succeeded,
-    window,
-)
-from learnability.studies.sparse_xor.sweeps import S
 
 Item = Figure | Table | str
-
-
-def _med(values: list[Any]) -> float:
-    v = [float(x) for x in values if x is not None and math.isfinite(float(x))]
-    return median(v) if v else math.nan
 
 
 def _loss(values: list[float | None]) -> np.ndarray:
@@ -53,17 +54,17 @@ def one_step(results: StudyResults) -> list[Item]:
     grid = recs[0].metrics["log10_grid"]
     rows, lows, fractions = [], [], []
     for d, rs in by_d(recs).items():
-        ok = [succeeded(r.metrics["loss"], r.metrics["spec"], SUCCESS) for r in rs]
+        ok = [step_ok(r, SUCCESS) for r in rs]
         wins = [window(o, grid) for o in ok]
         have = [w for w in wins if w.lo is not None]
         lows += [(d, float(w.lo)) for w in have if w.lo is not None]
         fractions.append(Series(f"d={d}", grid, [sum(col) / len(ok) for col in zip(*ok)]))
         rows.append([
             d, rs[0].metrics["m"], f"{len(have)}/{len(rs)}",
-            f"{_med([w.lo for w in have]):.2f}" if have else "none",
-            f"≥ {_med([w.decades for w in have]):.1f}" if have and all(w.open_top for w in have) else f"{_med([w.decades for w in have]):.1f}",
-            f"{_med([r.metrics['sign_accuracy'] for r in rs]):.3f}",
-            f"{_med([r.metrics['worst_case_error'] for r in rs]):.3g}",
+            f"{median([w.lo for w in have]):.2f}" if have else "none",
+            f"≥ {median([w.decades for w in have]):.1f}" if have and all(w.open_top for w in have) else f"{median([w.decades for w in have]):.1f}",
+            f"{median([r.metrics['sign_accuracy'] for r in rs]):.3f}",
+            f"{median([r.metrics['worst_case_error'] for r in rs]):.3g}",
         ])  # fmt: skip
     table = Table(
         "One population step (softmax, m = ⌈log2(d)²/2⌉)",
@@ -101,17 +102,11 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
         losses = np.asarray([_loss(r.metrics["loss"]) for r in rs])
         med = np.median(losses, axis=0)
         spec = np.median(np.asarray([r.metrics["spec"] for r in rs]), axis=0)
-        loss_series.append(
-            Series(
-                label,
-                grid,
-                [float(np.log10(v)) if np.isfinite(v) and v > 0 else math.nan for v in med],
-            )
-        )
+        loss_series.append(Series(label, grid, [float(np.log10(v)) if np.isfinite(v) and v > 0 else math.nan for v in med]))  # fmt: skip
         spec_series.append(Series(label, grid, [float(np.clip(v, -0.05, 1.05)) for v in spec]))
-        ok = [succeeded(r.metrics["loss"], r.metrics["spec"], SUCCESS) for r in rs]
+        ok = [step_ok(r, SUCCESS) for r in rs]
         working = [grid[o.index(True)] for o in ok if any(o)]
-        start = _med([r.metrics["loss0"] for r in rs])
+        start = median([r.metrics["loss0"] for r in rs])
         best = int(np.argmin(med))
         ms = [r for r in many if r.config["attention"] == kind]
         steps = [r.metrics["steps_to_success"] for r in ms]
@@ -120,13 +115,8 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
             curves = [r.metrics["best_curve"] for r in ms]
             length = min(len(c) for c in curves)
             c = np.median(np.asarray([_loss(x[:length]) for x in curves]), axis=0)
-            curve_series.append(
-                Series(
-                    label,
-                    list(range(length)),
-                    [float(np.log10(max(v, 1e-16))) if np.isfinite(v) else math.nan for v in c],
-                )
-            )
+            curve_series.append(Series(label, list(range(length)),
+                                       [float(np.log10(max(v, 1e-16))) if np.isfinite(v) else math.nan for v in c]))  # fmt: skip
         helps = med[best] < start * (1 - 1e-3)  # does any step size lower the median loss by 0.1%?
         rows.append([
             label, f"{start:.3g}", f"{med[best]:.3g} at η = 10^{grid[best]:g}" if helps else "no step size lowers it",
@@ -151,14 +141,8 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
         Panel(f"one step, d={d}", "log10 step size η", "weaker head's weight on its target (median, clipped)", series=spec_series, ylim=(-0.1, 1.1)),
     ]  # fmt: skip
     if curve_series:
-        panels.append(
-            Panel(
-                "population gradient descent",
-                "gradient step",
-                "log10 median MSE at each run's best η (floored at 1e-16)",
-                series=curve_series,
-            )
-        )
+        panels.append(Panel("population gradient descent", "gradient step",
+                            "log10 median MSE at each run's best η (floored at 1e-16)", series=curve_series))  # fmt: skip
     caption = (
         "Same draws, m and step-size grid for every kind; curves are medians over draws. "
         + "; ".join(says)
@@ -172,7 +156,7 @@ def min_m(results: StudyResults) -> list[Item]:
     recs = results.of("min_m")
     if not recs:
         return []
-    stars, _ = ev.m_stars(results, SUCCESS, SEED_FRACTION, "stays")
+    stars, _ = m_stars(results, SUCCESS, SEED_FRACTION, "stays")
     found = [(d, m) for d, m in stars.items() if m is not None and d >= 64]
     series = [
         Series(
@@ -184,10 +168,8 @@ def min_m(results: StudyResults) -> list[Item]:
     ]
     if len(found) >= 3:
         x = np.asarray([d for d, _ in found], float)
-        fams: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-            "polylog A·(ln d)^k": lambda v: np.log(np.log(v)),
-            "power A·d^α": np.log,
-        }
+        fams: dict[str, Callable[[np.ndarray], np.ndarray]] = {"polylog A·(ln d)^k": lambda v: np.log(np.log(v)),
+                                                               "power A·d^α": np.log}  # fmt: skip
         for f in stats.compare_fits(x, np.log([m for _, m in found]), fams):
             t = fams[f.name](x)
             series.append(Series(f"{f.name}: slope {f.fit.slope:.2f}, AIC {f.aic:.1f}", x.tolist(),
@@ -245,15 +227,11 @@ def _twice(m: int | None) -> int | str:
 
 
 def ffnn(results: StudyResults) -> list[Item]:
-    recs = [
-        r
-        for r in results.records
-        if r.sweep.startswith(f"{S}/ffnn_d") and r.status in ("ok", "diverged")
-    ]
+    recs = ffnn_records(results)
     if not recs:
         return []
     widths = ffnn_widths(recs, SUCCESS.loss, SEED_FRACTION)
-    stars, _ = ev.m_stars(results, Criterion(SUCCESS.loss, 0.0), SEED_FRACTION, "stays")
+    stars, _ = m_stars(results, Criterion(SUCCESS.loss, 0.0), SEED_FRACTION, "stays")
     net = [(w.d, w.params) for w in widths if w.params]
     tf = [(d, 2 * m) for d, m in stars.items() if m]
     series = [Series("FFNN (smallest width)", [d for d, _ in net], [p for _, p in net]),

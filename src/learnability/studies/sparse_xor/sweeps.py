@@ -1,14 +1,13 @@
-"""The sweeps of the `sparse_xor` study: one job per draw (a seed at one d), so a draw is a record and
-the independent unit of every claim."""
+"""Study `sparse_xor`, sweeps: one job per draw (a seed at one d), so a draw is a record and the
+independent unit of every claim."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from learnability.models.two_head import draw_support
-from learnability.studies.base import Plan
-from learnability.studies.sparse_xor.params import RIVALS, SUCCESS, Grid, SparseXorParams
-from learnability.sweep.spec import Sweep
+from learnability.studies import Plan, Sweep
+from learnability.studies.sparse_xor.plan import RIVALS, SUCCESS, Grid, SparseXorParams
 
 S = "sparse_xor"
 
@@ -35,31 +34,26 @@ def ffnn_base(d: int, steps: int) -> dict[str, Any]:
 def sweeps(plan: Plan[SparseXorParams]) -> list[Sweep]:
     c = plan.params
     n_grid = [2**k for k in range(5, c.n_max_log2 + 1)]
+    kinds = ["softmax", *RIVALS]
     out = [
         Sweep(f"{S}/one_step", "sparse_xor.one_step",
               base={"grid": grid(c.c_grid), "grid_unit": "c", "sign_samples": 200},
               grid={"d": list(c.one_step_d)}, seeds=list(range(c.one_step_seeds)), study=S),
         Sweep(f"{S}/kinds", "sparse_xor.one_step",
               base={"d": c.kinds_d, "grid": grid(c.eta_grid), "grid_unit": "eta"},
-              grid={"attention": ["softmax", *RIVALS]}, seeds=list(range(c.kinds_seeds)), study=S),
+              grid={"attention": kinds}, seeds=list(range(c.kinds_seeds)), study=S),
         Sweep(f"{S}/many_steps", "sparse_xor.many_steps",
               base={"d": c.kinds_d, "steps": c.many_steps, "grid": grid(c.many_grid)},
-              grid={"attention": ["softmax", *RIVALS]}, seeds=list(range(c.many_seeds)), study=S),
-        Sweep(f"{S}/min_m", "sparse_xor.min_m",
-              base={"m_grid": list(c.m_grid), "grid": grid(c.m_c_grid)},
+              grid={"attention": kinds}, seeds=list(range(c.many_seeds)), study=S),
+        Sweep(f"{S}/min_m", "sparse_xor.min_m", base={"m_grid": list(c.m_grid), "grid": grid(c.m_c_grid)},
               grid={"d": list(c.m_d)}, seeds=list(range(c.m_seeds)), study=S),
-        Sweep(f"{S}/samples", "sparse_xor.samples",
-              base={"n_grid": n_grid, "grid": grid(c.c_grid)},
+        Sweep(f"{S}/samples", "sparse_xor.samples", base={"n_grid": n_grid, "grid": grid(c.c_grid)},
               grid={"d": list(c.samples_d)}, seeds=list(range(c.samples_seeds)), study=S),
     ]  # fmt: skip
-    for d in c.ffnn_d:
-        for seed in range(
-            c.ffnn_seeds
-        ):  # one sweep per seed: the seed fixes initialisation and data
-            out.append(
-                Sweep(f"{S}/ffnn_d{d}_s{seed}", "train", base={**ffnn_base(d, c.ffnn_steps), "data_seed": seed},
-                      grid={"model.width": list(c.ffnn_widths)}, seeds=[seed], study=S)
-            )  # fmt: skip
+    # one sweep per FFNN seed: the seed fixes initialisation and data
+    out += [Sweep(f"{S}/ffnn_d{d}_s{seed}", "train", base={**ffnn_base(d, c.ffnn_steps), "data_seed": seed},
+                  grid={"model.width": list(c.ffnn_widths)}, seeds=[seed], study=S)
+            for d in c.ffnn_d for seed in range(c.ffnn_seeds)]  # fmt: skip
     return out
 
 

@@ -1,4 +1,4 @@
-"""Figures (as panel data), tables and notes of study `volume`: the initialisation (constant fraction and
+"""Study `volume`, exhibits: figures (as panel data), tables and notes — the initialisation (constant fraction and
 acceptance rate per scheme), the eps pairing, the labelled Theorem 4.5 cells, spectra against the
 same-balance control, one-bit changes on fixed weights, and the trained runs."""
 
@@ -10,17 +10,19 @@ from typing import Any
 
 import numpy as np
 
-from learnability.report.panels import Figure, Histogram, Panel, Series, Table, mean_series
-from learnability.studies.base import Plan, StudyResults
-from learnability.studies.volume.data import Row, rows, select, trained_runs
-from learnability.studies.volume.plans import INIT_SCHEMES, TRAINED_FUNCTIONS, VolumeParams
-from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM
-
-PROTOCOL = (
-    "The paper's experimental numbers and exact protocol are not public in text form, and the paper has "
-    "no published code: the grids, model counts, initialisation settings, controls and verdict rules "
-    "here are the project's own protocol (docs/studies/volume.md), not the paper's."
+from learnability.studies import (
+    Figure,
+    Histogram,
+    Panel,
+    Plan,
+    Series,
+    StudyResults,
+    Table,
+    mean_series,
 )
+from learnability.studies.volume.evidence import Row, rows, select, trained_runs
+from learnability.studies.volume.plan import INIT_SCHEMES, PROTOCOL, TRAINED_FUNCTIONS, VolumeParams
+from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM
 
 
 def _combos(random: list[Row]) -> list[tuple[str, str]]:
@@ -219,4 +221,4 @@ def exhibits(results: StudyResults, plan: Plan[VolumeParams]) -> list[Any]:
     return out
 
 
-__all__ = ["PROTOCOL", "exhibits"]
+__all__ = ["exhibits"]

@@ -1,4 +1,4 @@
-"""The sweeps of study `volume` for a plan. Sweep names (the prefix `volume/` added by the store):
+"""Study `volume`, sweeps. Sweep names (the prefix `volume/` added by the store):
 
 - `trained/s{seed}`: the shared `train` job on PARITY, 3-sparse parity, FIRST, MAJORITY (first, so
   the long training runs start while the random profiles fill the other workers),
@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from learnability.studies.base import Plan
-from learnability.studies.volume.plans import (
+from learnability.studies import Plan, Sweep
+from learnability.studies.volume.plan import (
     DRAWN_SCHEMES,
     INIT_SCHEMES,
     TRAINED_FUNCTIONS,
     VARIANTS,
     VolumeParams,
 )
-from learnability.sweep.spec import Sweep
 
 STUDY = "volume"
 RANDOM, BOUND, LENGTHS, CONTROL, TRAINED = "random", "bound", "lengths", "control", "trained"
@@ -73,24 +72,12 @@ def trained_sweeps(p: VolumeParams) -> list[Sweep]:
         "embedding": "add", "positions": "learned", "max_len": max(p.trained_ns), **p.trained_model,
     }  # fmt: skip
     # one sweep per seed so the init seed and the data seed move together
-    return [
-        Sweep(
-            name=_name(TRAINED, f"s{seed}"),
-            job="train",
-            base={
-                "task": {"name": "boolean", "targets": "pm1", "mode": "online"},
-                "model": model,
-                "train": dict(p.trained_train),
-                "measure": ["profile"],
-                "keep_history": True,
-                "save_model": False,
-                "data_seed": seed,
-            },
-            grid={"task.function": list(TRAINED_FUNCTIONS), "task.n": list(p.trained_ns)},
-            seeds=[seed],
-        )
-        for seed in p.trained_seeds
-    ]
+    return [Sweep(_name(TRAINED, f"s{seed}"), "train", seeds=[seed],
+                  base={"task": {"name": "boolean", "targets": "pm1", "mode": "online"}, "model": model,
+                        "train": dict(p.trained_train), "measure": ["profile"], "keep_history": True,
+                        "save_model": False, "data_seed": seed},
+                  grid={"task.function": list(TRAINED_FUNCTIONS), "task.n": list(p.trained_ns)})
+            for seed in p.trained_seeds]  # fmt: skip
 
 
 __all__ = ["BOUND", "CONTROL", "LENGTHS", "RANDOM", "TRAINED", "sweeps", "trained_sweeps"]

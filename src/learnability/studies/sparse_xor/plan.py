@@ -1,4 +1,5 @@
-"""What each scale of the `sparse_xor` study fixes: grids, seeds, budgets, and the success criterion.
+"""Study `sparse_xor`, plan: what each scale fixes (grids, seeds, budgets), the success criterion, and
+what the quick scale changes (`DEVIATIONS`).
 
 The paper (Han & Ghoshdastidar 2025) publishes no code and no experimental numbers in text form: every
 grid, seed count, criterion and rule here is the project's own protocol, and the report says so.
@@ -21,14 +22,8 @@ SEED_FRACTION = (
 )
 
 RIVALS = ("linear", "erf", "linear_norm", "erf_norm", "sigmoid")  # attention kinds beside softmax
-KIND_LABELS = {
-    "softmax": "softmax",
-    "linear": "linear s",
-    "erf": "erf(s)",
-    "linear_norm": "linear s/d",
-    "erf_norm": "erf(s)/d",
-    "sigmoid": "sigmoid(s − ln d)",
-}
+KIND_LABELS = {"softmax": "softmax", "linear": "linear s", "erf": "erf(s)", "linear_norm": "linear s/d",
+               "erf_norm": "erf(s)/d", "sigmoid": "sigmoid(s − ln d)"}  # fmt: skip
 
 Grid = tuple[float, float, float]  # (log10 lo, log10 hi, points per decade)
 
@@ -63,51 +58,27 @@ class SparseXorParams:
     ffnn_steps: int
 
 
+# fmt: off
 QUICK = SparseXorParams(
-    one_step_d=(16, 64, 256, 1024, 4096, 16384, 65536),
-    one_step_seeds=16,
-    c_grid=(-2.0, 8.0, 4),
-    kinds_d=512,
-    kinds_seeds=16,
-    eta_grid=(-8.0, 18.0, 4),
-    many_seeds=10,
-    many_steps=100,
-    many_grid=(-8.0, 16.0, 1),
-    m_d=(16, 64, 256, 1024, 4096, 16384, 65536, 2**18, 2**20),
-    m_seeds=8,
-    m_grid=(2, 3, 4, 6, 8, 11, 16, 22, 32, 45, 64),
-    m_c_grid=(0.0, 6.0, 1 / 3),
-    samples_d=(16, 32, 64, 128, 256, 512, 1024),
-    samples_seeds=6,
-    n_max_log2=18,
-    ffnn_d=(16, 64, 256, 1024),
-    ffnn_widths=(2, 4, 8),
-    ffnn_seeds=4,
-    ffnn_steps=1000,
+    one_step_d=(16, 64, 256, 1024, 4096, 16384, 65536), one_step_seeds=16, c_grid=(-2.0, 8.0, 4),
+    kinds_d=512, kinds_seeds=16, eta_grid=(-8.0, 18.0, 4),
+    many_seeds=10, many_steps=100, many_grid=(-8.0, 16.0, 1),
+    m_d=(16, 64, 256, 1024, 4096, 16384, 65536, 2**18, 2**20), m_seeds=8,
+    m_grid=(2, 3, 4, 6, 8, 11, 16, 22, 32, 45, 64), m_c_grid=(0.0, 6.0, 1 / 3),
+    samples_d=(16, 32, 64, 128, 256, 512, 1024), samples_seeds=6, n_max_log2=18,
+    ffnn_d=(16, 64, 256, 1024), ffnn_widths=(2, 4, 8), ffnn_seeds=4, ffnn_steps=1000,
 )
-
 PAPER = SparseXorParams(
-    one_step_d=tuple(2**k for k in range(4, 21, 2)),
-    one_step_seeds=64,
-    c_grid=(-3.0, 10.0, 8),
-    kinds_d=4096,
-    kinds_seeds=64,
-    eta_grid=(-8.0, 20.0, 8),
-    many_seeds=16,
-    many_steps=2000,
-    many_grid=(-8.0, 18.0, 2),
-    m_d=tuple(2**k for k in range(4, 23)),
-    m_seeds=32,
+    one_step_d=tuple(2**k for k in range(4, 21, 2)), one_step_seeds=64, c_grid=(-3.0, 10.0, 8),
+    kinds_d=4096, kinds_seeds=64, eta_grid=(-8.0, 20.0, 8),
+    many_seeds=16, many_steps=2000, many_grid=(-8.0, 18.0, 2),
+    m_d=tuple(2**k for k in range(4, 23)), m_seeds=32,
     m_grid=(2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 19, 22, 26, 32, 38, 45, 54, 64, 76, 90, 108, 128),
     m_c_grid=(0.0, 6.0, 1),
-    samples_d=tuple(2**k for k in range(4, 13)),
-    samples_seeds=24,
-    n_max_log2=24,
-    ffnn_d=tuple(2**k for k in range(4, 13)),
-    ffnn_widths=(2, 3, 4, 6, 8, 12, 16),
-    ffnn_seeds=8,
-    ffnn_steps=5000,
+    samples_d=tuple(2**k for k in range(4, 13)), samples_seeds=24, n_max_log2=24,
+    ffnn_d=tuple(2**k for k in range(4, 13)), ffnn_widths=(2, 3, 4, 6, 8, 12, 16), ffnn_seeds=8, ffnn_steps=5000,
 )
+# fmt: on
 
 _SHARED = (
     "Project protocol (the paper publishes no experimental code or numbers); success = population loss "
@@ -128,13 +99,9 @@ DEVIATIONS = {
 
 PLANS: dict[str, Plan[SparseXorParams]] = {
     "quick": Plan("quick", QUICK, deviations=DEVIATIONS, cost="about 2–4 CPU-minutes"),
-    "paper": Plan(
-        "paper",
-        PAPER,
-        deviations={"*": _SHARED},
-        cost="about 10 CPU-hours (the m scan at d ≥ 2^21, redrawn per pass, dominates)",
-    ),
-}
+    "paper": Plan("paper", PAPER, deviations={"*": _SHARED},
+                  cost="about 10 CPU-hours (the m scan at d ≥ 2^21, redrawn per pass, dominates)"),
+}  # fmt: skip
 
 __all__ = [
     "KIND_LABELS", "PAPER", "PLANS", "QUICK", "RIVALS", "SEED_FRACTION", "STRICT_LOSS", "STRICT_MASS",

@@ -1,0 +1,192 @@
+"""`learnability study run FILE`: a researcher's own study, run like a built-in one.
+
+    learnability study run question.py                   # its `quick` plan (or its first)
+    learnability study run question.py --scale tiny --workers 2 --results results
+    learnability study run question.py --dry-run         # load, check, count the runs; run nothing
+    learnability report --study-file question.py         # report its stored runs again
+
+FILE is a Python file (or a folder with `__init__.py`) defining `STUDY = Study(...)` with the public
+API of `learnability.studies` (docs/STUDIES.md). `run_studies` is the one path from a list of studies
+to the store, the analysis and the report: `reproduce` uses it too.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from learnability.cli.sweep import _console, _describe, _print_claims
+from learnability.errors import UserError, check_choice
+from learnability.paths import check_writable_dir
+from learnability.report.html import build_report, headline_text
+from learnability.studies import adaptive
+from learnability.studies.loader import check_declaration, load_study_file
+from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
+from learnability.sweep.runner import check_run_options, run_sweep
+from learnability.sweep.store import Store
+
+app = typer.Typer(
+    help="Run a study file of your own (docs/STUDIES.md).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def load_study_files(paths: list[Path], scale: str | None = None) -> list[Any]:
+    """The studies of `paths`, each checked (and `scale`, when given, among its plans)."""
+    studies = []
+    for path in paths:
+        study = load_study_file(path)
+        if scale is not None:
+            check_choice("scale", scale, list(study.plans))
+        check_declaration(study, study.plan(scale), str(path))
+        studies.append(study)
+    names = [s.name for s in studies]
+    if len(set(names)) != len(names):
+        raise UserError(f"two study files declare the same study name: {names}")
+    return studies
+
+
+def run_studies(
+    studies: list[Any],
+    *,
+    scale: str | None,
+    backend: str,
+    address: str | None,
+    workers: int | None,
+    results: Path,
+    device: str,
+    out: Path | None,
+    retry_failed: bool,
+    budget: str | None = None,
+) -> None:
+    """Run each study's sweeps (at `scale`, or each study's default plan) into the store, analyse
+    them, and write report.html / claims.json / claims.md into `out` (default RESULTS/report).
+    With `budget` (wall time for the whole command), adaptive replication follows the fixed plans
+    (`learnability.studies.adaptive`). Exits 1 when a study failed (the others are still reported);
+    bad input raises `UserError`."""
+    started = time.time()  # --budget counts from here
+    budget_s = None if budget is None else adaptive.parse_budget(budget)
+    # bad input is refused here, before any study runs or any report (empty or not) is written
+    check_run_options(backend, workers, address, device, 1, cli=True)
+    if budget_s is not None and scale is None:
+        defaults = sorted({s.default_scale for s in studies})
+        if len(defaults) > 1:
+            raise UserError(
+                f"--budget needs one scale for all studies; their default scales differ "
+                f"({', '.join(defaults)}): give --scale"
+            )
+        scale = defaults[0]
+    out = out or results / "report"
+    check_writable_dir(results, "--results")
+    check_writable_dir(out, "--out")
+    console: Console = _console()
+    reports, errors = [], {}
+    with Store(results) as store:
+        for s in studies:
+            t0 = time.perf_counter()
+            console.rule(f"[bold]{s.name}[/] — {s.title}")
+            sweeping = True  # a UserError while the runs start is bad input: stop, exit 2
+            try:
+                plan = s.plan(scale)
+                console.print(f"cost estimate ({plan.scale}): {s.estimate(plan)}")
+                summary = run_sweep(
+                    sweeps_of(s, plan),
+                    store,
+                    backend=backend,
+                    workers=workers,
+                    address=address,
+                    device=device,
+                    retry_failed=retry_failed,
+                )
+                sweeping = False
+                console.print(f"runs: {summary.line()}")
+                report = analyse_study(s, store, plan, out, seconds=time.perf_counter() - t0)
+                report.seconds = time.perf_counter() - t0
+                reports.append(report)
+                _print_claims(console, report)
+            except KeyboardInterrupt:
+                raise
+            except Exception as exc:  # one broken study must not take the others down
+                if sweeping and isinstance(exc, UserError):
+                    raise  # e.g. a Ray cluster that cannot be reached: every study would fail
+                errors[s.name] = _describe(exc)
+                seconds = time.perf_counter() - t0
+                where = str(scale or getattr(s, "default_scale", "quick"))
+                reports.append(error_report(s, where, f"study failed: {errors[s.name]}", seconds))
+                console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
+        if budget_s is not None:
+            assert scale is not None  # set above when --budget is given
+            console.rule("[bold]adaptive replication[/]")
+            reports = adaptive.replicate_and_report(
+                studies, store, scale, budget_s, started, reports, out, say=console.print,
+                parallel=workers, run=lambda sweeps: run_sweep(
+                    sweeps, store, backend=backend, workers=workers, address=address,
+                    device=device, retry_failed=retry_failed,
+                ),
+            )  # fmt: skip
+            for report in reports:
+                _print_claims(console, report)
+    path = build_report(reports, out)
+    console.print(f"\nclaims: {headline_text(reports)}")
+    console.print(f"report: {path.resolve()}")
+    console.print(f"figures: {(out / 'figures').resolve()}")
+    if errors:
+        # (typer.Exit's code is dropped under standalone_mode=False, which the root command uses)
+        sys.exit(1)
+
+
+@app.command("run")
+def run_command(
+    file: Annotated[
+        Path, typer.Argument(help="a study file (.py defining STUDY) or a study folder")
+    ],
+    scale: Annotated[
+        str | None, typer.Option(help="one of the study's plans (default: quick, else its first)")
+    ] = None,
+    backend: Annotated[str, typer.Option(help="local or ray")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT")] = None,
+    workers: Annotated[int | None, typer.Option(help="parallel runs (default: CPU count)")] = None,
+    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
+    out: Annotated[
+        Path | None, typer.Option(help="report directory (default: RESULTS/report)")
+    ] = None,
+    retry_failed: Annotated[
+        bool, typer.Option("--retry-failed", help="run failed runs again")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="load and check the study, count its runs, run nothing"),
+    ] = False,
+    budget: Annotated[
+        str | None,
+        typer.Option(
+            help="wall time (90s, 60m, 2h) for the whole command: after the fixed plan, add seeds "
+            "to undecided claims until they are decided or the time is spent (adaptive verdicts)"
+        ),
+    ] = None,
+) -> None:
+    """Run a study file's sweeps into the store, judge its claims, and write the report."""
+
+    check_run_options(backend, workers, address, device, 1, cli=True)
+    (study,) = load_study_files([file], scale)
+    if dry_run:
+        plan = study.plan(scale)
+        typer.echo(
+            f"study {study.name!r}, scale {plan.scale!r}: {study.estimate(plan)}; "
+            f"{len(study.claims(plan))} claims (dry run, nothing run)"
+        )
+        return
+    run_studies(
+        [study], scale=scale, backend=backend, address=address, workers=workers, results=results,
+        device=device, out=out, retry_failed=retry_failed, budget=budget,
+    )  # fmt: skip
+
+
+__all__ = ["app", "load_study_files", "run_studies"]

@@ -1,0 +1,160 @@
+"""A study from a researcher's own file: `load_study_file("question.py")` imports the file (or a folder
+holding `__init__.py`, laid out like the built-in studies) and returns the `Study` it defines as
+`STUDY`. Anything wrong with the file is bad input: one `UserError` line naming the file and what is
+wrong (no file, a syntax error, an exception while importing it, no `STUDY`, a `STUDY` that is not a
+`Study`, sweeps not named after the study). Nothing inside the package is edited or registered."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from learnability.errors import UserError
+from learnability.studies.base import Study
+
+_PREFIX = "learnability_user_study_"
+
+
+def load_study_file(path: str | Path) -> Study[Any]:
+    """Import a study file (or study folder) and return its checked `STUDY`."""
+    path = Path(path)
+    init = path / "__init__.py" if path.is_dir() else path
+    if not path.exists():
+        raise UserError(
+            f"study file {str(path)!r} does not exist; give a .py file that defines STUDY"
+        )
+    if path.is_dir() and not init.is_file():
+        raise UserError(
+            f"study folder {str(path)!r} has no __init__.py; give a .py file, or a folder whose "
+            "__init__.py defines STUDY"
+        )
+    if init.suffix != ".py":
+        raise UserError(
+            f"study file {str(path)!r} is not a .py file; give a Python file defining STUDY"
+        )
+    module = _import(init, package=path.is_dir())
+    study = getattr(module, "STUDY", None)
+    if study is None:
+        raise UserError(
+            f"{str(path)!r} defines no STUDY; end the file with `STUDY = Study(...)` "
+            "(see docs/STUDIES.md)"
+        )
+    if not isinstance(study, Study):
+        raise UserError(
+            f"{str(path)!r}: STUDY is of type {type(study).__name__!r}, not a learnability.studies.Study"
+        )
+    check_study(study, str(path))
+    return study
+
+
+def _import(init: Path, package: bool) -> Any:
+    # a name of its own per file (two study files may share a stem), registered before it runs:
+    # dataclasses and relative imports of a study folder look their module up in sys.modules
+    digest = hashlib.sha1(str(init.resolve()).encode()).hexdigest()[:10]
+    name = f"{_PREFIX}{init.parent.name if package else init.stem}_{digest}"
+    name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    locations = [str(init.parent)] if package else None
+    spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=locations)
+    if spec is None or spec.loader is None:
+        raise UserError(f"cannot import {str(init)!r} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(name, None)
+        where = f"{exc.filename or init}, line {exc.lineno}"
+        raise UserError(f"syntax error in study file ({where}): {exc.msg}") from None
+    except UserError:
+        sys.modules.pop(name, None)
+        raise
+    except Exception as exc:
+        sys.modules.pop(name, None)
+        raise UserError(
+            f"study file {str(init)!r} failed while importing ({_where(exc, init.parent.resolve())}): "
+            f"{type(exc).__name__}: {exc}"
+        ) from None
+    return module
+
+
+def _where(exc: BaseException, init: Path) -> str:
+    """The last line of the user's own files in the traceback (not the library's)."""
+    folder = init.parent.resolve()
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if Path(f.filename).resolve().is_relative_to(folder)
+    ]
+    return (
+        f"{Path(frames[-1].filename).name}, line {frames[-1].lineno}" if frames else str(init.name)
+    )
+
+
+def check_study(study: Study[Any], source: str) -> None:
+    """What a study must satisfy before it runs: a name usable as a sweep prefix that is not a
+    built-in study's, at least one plan, and sweeps named `<study>/<short>`."""
+    from learnability.studies import builtin_studies
+
+    if not study.name or not all(c.isalnum() or c in "_-" for c in study.name):
+        raise UserError(
+            f"{source}: study name {study.name!r} must be letters, digits, '_' or '-' "
+            "(it prefixes every sweep name)"
+        )
+    if study.name in builtin_studies():
+        raise UserError(
+            f"{source}: study name {study.name!r} is a built-in study's; choose another name "
+            "so the two studies' runs stay apart in the store"
+        )
+    if not study.plans:
+        raise UserError(f"{source}: the study declares no plans; give plans={{'quick': Plan(...)}}")
+    for scale, plan in study.plans.items():
+        if plan.scale != scale:
+            raise UserError(f"{source}: plans[{scale!r}] is a Plan of scale {plan.scale!r}")
+
+
+def check_declaration(study: Study[Any], plan: Any, source: str) -> None:
+    """The study's sweeps and claims for `plan` can be built: sweeps named `<study>/<short>`, claims
+    that are `Claim`s with distinct slugs. An exception in the researcher's own code is bad input too:
+    one line naming the file and line."""
+    from learnability.claims import Claim
+    from learnability.sweep.spec import Sweep
+
+    folder = Path(source).resolve()
+    folder = folder if folder.is_dir() else folder.parent
+    for part in ("sweeps", "claims"):
+        try:
+            built = getattr(study, part)(plan)
+        except UserError:
+            raise
+        except Exception as exc:
+            raise UserError(
+                f"{source}: {part}(plan) failed at scale {plan.scale!r} ({_where(exc, folder)}): "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        kind = Sweep if part == "sweeps" else Claim
+        wrong = [type(x).__name__ for x in built if not isinstance(x, kind)]
+        if not isinstance(built, list) or wrong:
+            raise UserError(
+                f"{source}: {part}(plan) must return a list of {kind.__name__}, got {wrong or type(built).__name__}"
+            )
+        if part == "sweeps":
+            for sweep in built:
+                if not sweep.name.startswith(f"{study.name}/") or sweep.name == f"{study.name}/":
+                    raise UserError(
+                        f"{source}: sweep {sweep.name!r} must be named '{study.name}/<short name>' "
+                        "(the study's name, a slash, the sweep's own name)"
+                    )
+        else:
+            slugs = [c.slug for c in built]
+            twice = sorted({x for x in slugs if slugs.count(x) > 1})
+            if twice:
+                raise UserError(
+                    f"{source}: claim slugs must be distinct; {twice} appear more than once"
+                )
+
+
+__all__ = ["check_declaration", "check_study", "load_study_file"]

@@ -1,0 +1,113 @@
+"""Alternatives that change nothing, regimes, `not run` and the qualifiers of stopped verdicts."""
+
+from __future__ import annotations
+
+from learnability.claims import (
+    VERDICTS,
+    Alternative,
+    Choice,
+    Claim,
+    Evidence,
+    Mean,
+    Obs,
+    Regime,
+    Units,
+    above,
+    evaluate,
+    no_control,
+)
+
+
+def _obs(values, group="a"):
+    return [Obs(i, v, group=group) for i, v in enumerate(values)]
+
+
+GOOD = [0.9, 1.0, 1.1, 0.95]
+
+
+def _claim(evidence, **kw) -> Claim:
+    kw.setdefault("choices", (Choice("filter", "none", ("strict",)),))
+    return Claim(
+        slug="demo", title="demo", statement="s", paper_statement="p", evidence=evidence,
+        rule=Mean("a", above(0.0, 0.5)), units=Units("seed", 3), control=no_control("test"), **kw,
+    )  # fmt: skip
+
+
+def test_a_lone_no_op_alternative_gives_no_op_and_robust_null():
+    # the filter drops nothing: the same rows with the same values reach the rule
+    result = evaluate(_claim(lambda r, c: Evidence(_obs(GOOD))), None, "d", "quick")
+    assert result.verdict == "reproduced"
+    assert [r["effect"] for r in result.robustness] == ["no-op"]
+    assert result.robust is None
+    assert result.robustness_summary == {"effective": 0, "agree": 0, "no_op": 1, "not_evaluated": 0}
+
+
+def test_the_same_evidence_under_another_rule_is_a_change():
+    alt = Alternative("stricter", rule=Mean("a", above(0.3, 0.7)))
+    result = evaluate(
+        _claim(lambda r, c: Evidence(_obs(GOOD)), alternatives=(alt,)), None, "d", "q"
+    )
+    assert [r["effect"] for r in result.robustness] == ["no-op", "changed"]
+    assert result.robust is True and result.robustness_summary["agree"] == 1
+
+
+def test_a_not_evaluated_alternative_is_not_counted_as_agreeing():
+    def evidence(results, choices):
+        return Evidence(_obs(GOOD[:2] if choices["filter"] == "strict" else GOOD))
+
+    result = evaluate(_claim(evidence), None, "d", "quick")
+    (alt,) = result.robustness
+    assert alt["effect"] == "not evaluated" and alt["verdict"] == "inconclusive"
+    assert result.robust is None
+    assert result.robustness_summary == {"effective": 0, "agree": 0, "no_op": 0, "not_evaluated": 1}
+
+
+def test_a_changed_alternative_that_disagrees_makes_the_verdict_fragile():
+    def evidence(results, choices):
+        return Evidence(_obs([0.1, 0.9, 0.2, 1.4] if choices["filter"] == "strict" else GOOD))
+
+    result = evaluate(_claim(evidence), None, "d", "quick")
+    assert result.robustness[0]["effect"] == "changed" and result.robust is False
+
+
+BAD = [-0.3, -0.25, -0.35, -0.3]  # well below the band: not reproduced
+
+
+def test_an_out_of_regime_negative_is_inconclusive_scale():
+    regime = Regime("width 1024", "width 512", inside=False, needs="width 1024 (the paper's)")
+    result = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=regime), None, "d", "quick")
+    assert result.verdict == "inconclusive" and result.qualifier == "scale"
+    assert (
+        "width 512" in result.measured
+        and "width 1024 (the paper's) would test it" in result.measured
+    )
+    assert result.regime == {
+        "claimed": "width 1024", "checked": "width 512", "inside": False,
+        "needs": "width 1024 (the paper's)",
+    }  # fmt: skip
+    inside = Regime("width 1024", "width 1024", inside=True)
+    kept = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=inside), None, "d", "quick")
+    assert kept.verdict == "not reproduced" and kept.qualifier is None
+    positive = evaluate(_claim(lambda r, c: Evidence(_obs(GOOD)), regime=regime), None, "d", "q")
+    assert positive.verdict == "reproduced"  # evidence for the claim stands at any scale
+
+
+def test_not_run_is_its_own_verdict_and_short_circuits_carry_a_qualifier():
+    assert "not run" in VERDICTS
+    not_run = evaluate(
+        _claim(lambda r, c: Evidence(not_run="the quick plan has no width-1024 cell")),
+        None,
+        "d",
+        "q",
+    )
+    assert not_run.verdict == "not run" and not_run.robust is None and not_run.qualifier is None
+    assert not_run.power is not None and not_run.power["current"] is None
+    cases = {
+        "missing": Evidence(missing="no finished runs"),
+        "pipeline": Evidence(pipeline="the trained baseline failed"),
+        "units": Evidence(_obs(GOOD[:2])),
+    }
+    for qualifier, ev in cases.items():
+        result = evaluate(_claim(lambda r, c, ev=ev: ev), None, "d", "quick")
+        assert result.verdict == "inconclusive" and result.qualifier == qualifier
+        assert result.as_json()["qualifier"] == qualifier

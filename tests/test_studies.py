@@ -1,0 +1,116 @@
+"""The study API: the built-in studies expand to exactly the runs (and sweep memberships) they had
+before their restructure, so a store's runs are found again; all four share one module layout; the
+shared helpers; plans with any scale names."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import math
+import pkgutil
+import types
+
+import pytest
+
+import learnability.studies as studies
+from learnability.claims import Obs
+from learnability.studies import Plan, Study, Sweep, get_study
+from learnability.studies.common import (
+    group_by,
+    mean,
+    median,
+    metric,
+    num,
+    paired,
+    pre_engine,
+    spread,
+)
+from learnability.studies.pipeline import pick_scale
+
+# (runs, sha256 of the sorted "sweep\tstudy\trun_id" lines), frozen from main's expansion of every study
+# at every scale (commit 9f2ffc8, before the studies were restructured into one layout)
+FROZEN = {
+    "sensitivity/quick": (93, "7d4ba4f95bcaa2e188dd227449915800810c63ce893c282193e82a893540ed4e"),
+    "sensitivity/paper": (1910, "33706d3cec54aa71e396929af5aa0755cb21341bfe443f9887dab789c234d2b4"),
+    "volume/quick": (214, "3d61c9925720e7c60ec446cc01043dbf3a406a70d3243a6dd3b1f8b7f4c019b6"),
+    "volume/paper": (689, "8ed15f4316a62ed78e293a528d1b721fc6a8187ea1e3817d5b59567d77d936aa"),
+    "sparse_xor/quick": (430, "dbb31cf997e3eae0b4bab67ffe42aea39966a8dbf4e850c57c9b25e3d5a44054"),
+    "sparse_xor/paper": (2384, "964806ef2b3d7b2405e66498485fbfcf493bb586255a12eeda7a79b69f24295e"),
+    "random/quick": (50, "f298bfd20768bc416a5b450714397c628988bfca140c052c22c2774ee1ff841c"),
+    "random/paper": (707, "641e84b3bbf4382c405bb6bad4310726aceefc428740735198680f60b8ecfcb4"),
+}
+LAYOUT = {"__init__", "plan", "sweeps", "evidence", "claims", "exhibits"}
+
+
+@pytest.mark.parametrize("key", sorted(FROZEN))
+def test_a_studys_runs_are_the_ones_it_had(key: str) -> None:
+    name, scale = key.split("/")
+    study = get_study(name)
+    rows = sorted(
+        f"{spec.sweep}\t{spec.study}\t{spec.run_id}"
+        for sweep in study.sweeps(study.plan(scale))
+        for spec in sweep.expand()
+    )
+    assert (len(rows), hashlib.sha256("\n".join(rows).encode()).hexdigest()) == FROZEN[key]
+
+
+@pytest.mark.parametrize("name", studies.builtin_studies())
+def test_every_study_has_the_one_layout(name: str) -> None:
+    package = importlib.import_module(studies._MODULES[name])
+    modules = {m.name for m in pkgutil.iter_modules(package.__path__)} | {"__init__"}
+    assert modules == LAYOUT
+    study = package.STUDY
+    assert (
+        isinstance(study, Study) and study.name == name and list(study.plans) == ["quick", "paper"]
+    )
+    for part in ("sweeps", "claims", "exhibits"):
+        # STUDY's parts are the functions of the module of the same name
+        assert getattr(study, part).__module__ == f"{package.__name__}.{part}"
+
+
+def test_the_helpers_read_and_summarise_records() -> None:
+    r = types.SimpleNamespace(metrics={"a": {"b": 2}, "x": None, "s": "inf", "t": True})
+    assert metric(r, "a.b") == 2 and metric(r, "a.c") is None and metric({"a": 1}, "a") == 1
+    assert num(metric(r, "x")) != num(metric(r, "x"))  # NaN
+    assert num("inf") == math.inf and num(True) == 1.0 and num("abc") != num("abc")
+    assert mean([1, 2, None, math.nan, math.inf]) == 1.5 and math.isnan(mean([]))
+    assert median([3, 1, 2, None]) == 2
+    assert spread([]) == "—" and spread([0.5]) == "0.500"
+    assert spread([1.0, 2.0, 3.0], digits=1) == "2.0 [1.0–3.0] (n=3)"
+    assert group_by([3, 1, 4, 1, 5], lambda v: v % 2) == {0: [4], 1: [3, 1, 1, 5]}
+    obs = paired(["u", "v"], lambda s: s, {"model": lambda s: 1.0, "control": lambda s: 0.0})
+    assert obs == [Obs("u", 1.0, None, "model"), Obs("u", 0.0, None, "control"),
+                   Obs("v", 1.0, None, "model"), Obs("v", 0.0, None, "control")]  # fmt: skip
+    from learnability.claims import Rate, above
+
+    rev = pre_engine(Rate("g", above(0.1, 0.2)), ": at most half", {"k": 1})
+    assert (rev.date, rev.why, dict(rev.choices)) == (
+        "2026-11-29", "pre-engine rule (stop 9): at most half", {"k": 1},
+    )  # fmt: skip
+
+
+def _study(plans: dict) -> Study:
+    def sweeps(plan: Plan) -> list[Sweep]:
+        return [Sweep("mine/probe", "testing.probe", grid={"x": plan.params}, seeds=[0])]
+
+    return Study("mine", "t", "p", "n", plans, sweeps, lambda plan: [])
+
+
+class _Store:
+    def __init__(self, ids: set[str]) -> None:
+        self.ids = ids
+
+    def records(self, study: str) -> list:
+        return [types.SimpleNamespace(run_id=i) for i in self.ids]
+
+
+def test_plans_may_have_any_scale_names() -> None:
+    small, big = Plan("small", [1.0]), Plan("big", [1.0, 2.0, 3.0])
+    study = _study({"small": small, "big": big})
+    assert study.default_scale == "small" and study.plan() is small
+    with_quick = _study({"big": big, "quick": Plan("quick", [5.0])})
+    assert with_quick.default_scale == "quick"
+    # the scale whose runs the store holds most of; ties go to the default scale
+    big_ids = {s.run_id for s in study.sweeps(big)[0].expand()}
+    assert pick_scale(study, _Store(big_ids)) == "big"
+    assert pick_scale(study, _Store(set())) == "small"
