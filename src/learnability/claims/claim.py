@@ -271,22 +271,27 @@ def judge(rule: Rule, evidence: Evidence, units: Units) -> Judgement:
     return Judgement(decision.verdict, decision.measured, decision, frame, evidence)
 
 
-def _signature(j: Judgement) -> tuple[Any, ...]:
-    """What an alternative could change: its short-circuit and its collapsed evidence, row by row."""
+def _signature(j: Judgement, groups: list[str] | None = None) -> tuple[Any, ...]:
+    """What an alternative could change: its short-circuit and its collapsed evidence, row by row,
+    in the groups the rule reads (`groups`; all when None) — context groups drawn beside them, which
+    no verdict reads, cannot make an alternative effective."""
     stop = (j.verdict, j.measured) if j.decision is None and j.frame is None else ()
     rows: list[tuple[str, ...]] = []
     if j.frame is not None:
         rows = sorted(
             (g, repr(r.x), repr(r.unit), repr(r.y), repr(r.censored))
-            for g in j.frame.groups()
+            for g in (j.frame.groups() if groups is None else groups)
             for r in j.frame.rows(g)
         )
     return (stop, tuple(rows))
 
 
-def effect(head: Judgement, alt: Judgement, same_rule: bool) -> str:
-    """`no-op`, `not evaluated` or `changed` (see the module docstring)."""
-    if same_rule and _signature(alt) == _signature(head):
+def effect(
+    head: Judgement, alt: Judgement, same_rule: bool, groups: list[str] | None = None
+) -> str:
+    """`no-op`, `not evaluated` or `changed` (see the module docstring); `groups` are the frame
+    groups the (shared) rule reads."""
+    if same_rule and _signature(alt, groups) == _signature(head, groups):
         return "no-op"
     if alt.decision is None and alt.verdict != "vacuous":
         return (
@@ -389,7 +394,7 @@ def evaluate(
                 "alternative": alt.label,
                 "verdict": j.verdict,
                 "measured": j.measured,
-                "effect": effect(head, j, rule == claim.rule),
+                "effect": effect(head, j, rule == claim.rule, claim.rule.groups()),
             }
         )
     history = [
