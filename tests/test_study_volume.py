@@ -145,9 +145,9 @@ def test_quick_and_paper_sweeps_expand_with_unique_runs():
 
 
 TINY = Plan("quick", dataclasses.replace(
-    QUICK.params, ns=(3, 4, 5), archs=((1, 8),), models=4, eps=(0.0, 1.0), margins=(0.0, 0.1),
-    bound_ns=(4,), bound_archs=((1, 8), (1, 12)), bound_models=3, length_ns=(3, 4, 5),
-    length_arch=(1, 8), length_models=3, length_eps=(0.0, 1e-5), directions=1, control_count=30,
+    QUICK.params, ns=(3, 4, 5), archs=((1, 8),), models=4, variant_models=2, eps=(0.0, 1.0),
+    margins=(0.0, 0.1), bound_ns=(4,), bound_archs=((1, 8), (1, 12)), bound_models=3, length_ns=(3, 4, 5),
+    length_arch=(1, 8), length_models=2, length_eps=(0.0, 1e-5), directions=1, control_count=30,
     control_draws=20, trained_ns=(3, 4), trained_seeds=(0,),
     trained_model={"n_layers": 1, "n_heads": 1, "d_model": 8, "d_ff": 8},
     trained_train={"steps": 20, "batch_size": 16, "lr": 1e-2, "weight_decay": 0.0, "eval_every": 5},
