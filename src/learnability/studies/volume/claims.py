@@ -38,25 +38,20 @@ from learnability.studies.volume.plan import (
 from learnability.studies.volume.sweeps import LENGTHS, bound_names, random_names
 
 # fmt: off
-MODELS = Choice("models", "non-constant", ("near-balanced", "all"),
-                "constant models have K_0 = 2^N and s ≡ 0 trivially; near-balanced models "
-                "(acceptance in [0.25, 0.75]) are where a balance-matched null is least trivial")
-EPS = Choice("eps", 0.0, (1.0, "all"), "eps = 0 is Theorem 4.5's case; eps = 1 changes some Xavier "
-             "models' functions; 'all' merges each model's eps values into its unit (eps = 1e-5 is not run: "
-             "in the pilot it changed 0 of 864 functions)")
+MODELS = Choice("models", "non-constant", ("near-balanced", "all"), "constant models have K_0 = 2^N trivially; "
+                "near-balanced ones (acceptance in [0.25, 0.75]) are where a balance-matched null is least trivial")
+EPS = Choice("eps", 0.0, (1.0, "all"), "eps = 0 is Theorem 4.5's case; 'all' merges a model's eps values into its "
+             "unit (eps = 1e-5 is not run: in the pilot it changed 0 of 864 functions)")
 MARGIN = Choice("margin", 0.0, (0.01, 0.1), "the paper's recogniser decides with a margin ξ whose value is "
                 "not public: ξ = 0.01 and 0.1 of the logit's spread std_x T stand in for it")
 INIT = Choice("init", "all", INIT_SCHEMES, "each initialisation scheme alone")
-VARIANT = Choice("variant", "project", ("drawn", "cited"),
-                 "the project's recogniser (post-LN, two heads, LayerNorm 1/0, zero biases) vs every parameter "
-                 "drawn from the scheme (the pre-engine models) vs Bhattamishra et al.'s code (pre-LN, one head, "
-                 "its embedding draws)")
+VARIANT = Choice("variant", "project", ("drawn", "cited"), "the project's recogniser vs every parameter drawn "
+                 "(the pre-engine models) vs Bhattamishra et al.'s code (pre-LN, one head, its embedding draws)")
 N_ALL = Choice("n", "largest", ("all",), "the largest N only, or every N pooled (fresh models per N)")
 LEARNED = Choice("learned_at", 0.99, (1.0, 0.95), "what agreement with the target counts as learned")
 SMALLEST = Choice("n", "largest", ("smallest",), "the other N of the grid (other runs)")
-BALANCE_CONTROL = Control(
-    "same-balance shuffle: a uniformly random function with the model's exact accept/reject counts "
-    "(exact moments, else enumeration or simulation)", group=CTRL)
+BALANCE_CONTROL = Control("same-balance shuffle: a uniformly random function with the model's exact accept/reject "
+                          "counts (exact moments, else enumeration or simulation)", group=CTRL)
 RUNS_CONTROL = Control("the other trained functions (3-sparse parity and FIRST have K_0 = 0 too) through the "
                        "same pipeline and budget")
 
@@ -76,24 +71,18 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
     common = (MODELS, EPS, MARGIN, INIT, VARIANT)
     units = Units("model", min_per_cell=10, note="one model's weights: its eps values are one unit")
     fixed = Units("model", min_per_cell=8, note="the same weights at every N and eps")
-    seeds = Units("initialisation (seed)", 3, "a seed's runs share their initial weights at every N (max_len is "
-                  "the largest N): each judged N gives one unit per seed")  # fmt: skip
+    seeds = Units("initialisation (seed)", 3, "a seed starts from the same weights at every N: one unit per seed")
     fixed_choices = (Choice("eps", 1e-5, (1.0,), "the theorem needs eps > 0 but no particular value"), INIT)
-    random_regime = Regime(
-        "random initialisation at the N the paper enumerates exactly (up to ≈ 20), several depths and widths",
-        f"N ∈ {list(p.ns)}, (L, D) ∈ {list(p.archs)}, {p.models} models per cell", True)  # fmt: skip
-    top, length_top = max(p.trained_ns), max(p.length_ns)
-    lengths_regime = Regime(
-        "N → ∞ (an O(·) statement whose constant depends on the weights), eps > 0",
-        f"the same weights at N ∈ {list(p.length_ns)}", length_top >= 20,
-        "N up to 20 on fixed weights (the paper plan: ≈ 2.6e10 string evaluations)")  # fmt: skip
-    fresh = {"replicate": random_names(p)}  # one more seed on them: `models` more models per cell
-    ns_text = f"N ∈ {list(p.trained_ns)}, {len(p.trained_seeds)} seeds"
-    trained_out = Regime(
-        "large N: beyond the moderate N at which the paper itself reports FIRST (K_0 = 0 as well) learned",
-        f"{ns_text}: moderate N, where first-learned judges FIRST", False,
-        "N well beyond the largest at which FIRST is still learned (the paper plan trains N ≤ 30 for 20,000 "
-        "steps; a GPU)")  # fmt: skip
+    random_regime = Regime("random initialisation at the N the paper enumerates exactly (up to ≈ 20)",
+                           f"N ∈ {list(p.ns)}, (L, D) ∈ {list(p.archs)}, {p.models} models per cell", True)
+    top, ns_text = max(p.trained_ns), f"N ∈ {list(p.trained_ns)}, {len(p.trained_seeds)} seeds"
+    lengths_regime = Regime("N → ∞ (an O(·) statement whose constant depends on the weights), eps > 0",
+                            f"the same weights at N ∈ {list(p.length_ns)}", max(p.length_ns) >= 20,
+                            "N up to 20 on fixed weights (the paper plan: ≈ 2.6e10 string evaluations)")
+    fresh = random_names(p)  # one more seed on them: `models` more models per cell
+    trained_out = Regime("large N: beyond the moderate N at which the paper reports FIRST (K_0 = 0 too) learned",
+                         f"{ns_text}: moderate N, where first-learned judges FIRST", False,
+                         "N beyond the largest at which FIRST is learned (the paper plan: N ≤ 30, 20,000 steps)")
     return [
         Claim(
             slug="skew", title="Spectra of random transformers are skewed to s = 0 beyond their balance",
@@ -104,10 +93,9 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             evidence=ev.skew_evidence,
             rule=Contrast(MODEL, CTRL, below(-0.05, 0.0), what="mean s/N", labels=LABELS, version=2),
             units=units, control=BALANCE_CONTROL, choices=(*common, N_ALL), regime=random_regime,
-            prior_sd=0.11, **fresh,  # the pilot's between-model spread of the paired difference
-            history=(pre_engine(Mean(MODEL, below(0.25, 0.4), what="mean s/N", labels=LABELS),
-                                ": a fixed 0.25 (half a balanced random function's 0.5) instead of a matched "
-                                "control; its 'mode s = 0' condition is dropped", {"variant": "drawn", "eps": "all"}),),
+            prior_sd=0.11, replicate=fresh,  # the pilot's between-model spread of the paired difference
+            history=(pre_engine(Mean(MODEL, below(0.25, 0.4), what="mean s/N", labels=LABELS), ": a fixed 0.25 "
+                                "instead of a matched control", {"variant": "drawn", "eps": "all"}),),
         ),
         Claim(
             slug="k0-positive",
@@ -119,15 +107,13 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             "(K_0 > 0), versus ≈ 1 − 1/e of uniformly random functions.",
             evidence=ev.k0_positive_evidence,
             rule=Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 > 0)", labels=LABELS, version=3),
-            units=units, control=BALANCE_CONTROL, regime=random_regime, prior_sd=0.25, **fresh,
+            units=units, control=BALANCE_CONTROL, regime=random_regime, prior_sd=0.25, replicate=fresh,
             choices=(Choice("informative", p.informative, (0.5,), "how much room the balance must leave"),
                      Choice("models", "non-constant", ("near-balanced",), MODELS.why), EPS, MARGIN, INIT, VARIANT),
             history=(
                 Revision(Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 > 0)", labels=LABELS, version=2),
-                         "2026-12-01", "v2 read every non-constant model at the largest N, where the models' "
-                         "balance already gives a same-balance P(K_0 > 0) of 0.994 [0.985, 1]: the difference could "
-                         "not reach the band (in the pilot 0.006, inside the indifference zone at any number of "
-                         "models); v3 reads the models whose balance leaves room, at every N",
+                         "2026-12-01", "v2 read every non-constant model at the largest N, whose balance alone gives "
+                         "P(K_0 > 0) = 0.994: no number of models could reach the band; v3 reads those it leaves room",
                          {"informative": 1.0, "n": "largest"}),
                 pre_engine(AllOf((Rate(MODEL, above(0.9, 0.95), what="fraction with K_0 > 0", labels=LABELS),
                                   Contrast(MODEL, "random functions", above(-0.05, 0.0), kind_of="rate",
@@ -146,7 +132,7 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             "occupy a measure-zero set of parameters.",
             evidence=ev.measure_zero_evidence,
             rule=Rate(MODEL, below(0.05, 0.2), what="fraction with K_0 = 0", labels=LABELS, version=2),
-            units=units, regime=random_regime, **fresh,
+            units=units, regime=random_regime, replicate=fresh,
             control=Control("same-balance shuffle: P(K_0 = 0) of a random function with the model's counts"),
             choices=(MODELS, Choice("eps", 0.0, (1.0,), EPS.why), INIT, VARIANT, N_ALL),
             history=(pre_engine(Rate(MODEL, below(0.05, 0.2), what="fraction with K_0 = 0", labels=LABELS),
@@ -160,7 +146,7 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             evidence=ev.growth_evidence,
             rule=AllOf((_growth_fit(), Trend(MODEL, above(0.1, 0.3), x="N", y="log2(K_0 + 1)", controls=(CTRL,),
                                              control_band=above(0.0, 0.1), labels=LABELS)), version=2),
-            units=units, control=BALANCE_CONTROL, regime=random_regime, **fresh,
+            units=units, control=BALANCE_CONTROL, regime=random_regime, replicate=fresh,
             choices=(MODELS, EPS, INIT, VARIANT,
                      Choice("weights", "fresh per N", ("fixed across N",),
                             "the same weights at every N (sinusoidal positions): per-model slopes")),
@@ -183,9 +169,8 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
                           f"N ∈ {list(p.bound_ns)}", True),
             history=(
                 Revision(Rate(MODEL, above(0.9, 0.95), what="fraction with K_0 ≥ bound", labels=LABELS, version=2),
-                         "2026-12-01", "v2 judged every cell with 1 ≤ bound ≤ 2^N; 8 of its 12 cells asked for K_0 "
-                         "≥ 12–73% of all strings, far from 'N large enough'. v3 fixes the regime beforehand: the "
-                         f"bound at most {BOUND_SHARE:.0%} of 2^N", {"cells": "non-trivial"}),
+                         "2026-12-01", "v2 judged every cell with 1 ≤ bound ≤ 2^N, 8 of 12 asking K_0 ≥ 12–73% of "
+                         "all strings: far from 'N large enough'", {"cells": "non-trivial"}),
                 pre_engine(Rate(MODEL, above(0.9, 0.95), what="fraction with K_0 ≥ bound", labels=LABELS),
                            ": constant models and vacuous cells included", {"models": "all", "cells": "with vacuous"}),
             ),
@@ -205,15 +190,13 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             choices=(Choice("statistic", "max", ("mean",), "the mean over inputs and bits: the average-case "
                             "reading, implied by the uniform bound but weaker"), *fixed_choices),
             history=(pre_engine(Trend(MODEL, within(-1.35, -0.65, 0.35), x="log N", y="log max|ΔT|", labels=LABELS),
-                                ": slope ≈ −1 (tightness) on fresh weights per N, eps > 0 pooled",
-                                {"weights": "fresh per N"}),),
+                                ": slope ≈ −1 on fresh weights per N, eps > 0 pooled", {"weights": "fresh per N"}),),
         ),
         Claim(
             slug="lipschitz-theta",
             title="With eps > 0 the Lipschitz constant in θ does not grow with N (Lemma 3.1)",
-            statement="For random weights evaluated at every N, the finite-difference Lipschitz "
-            "constant max_x |T_{θ+Δ}(x) − T_θ(x)| / ‖Δ‖ along fixed random directions grows against "
-            "log N by less than 0.25 per unit of log N.",
+            statement="For random weights evaluated at every N, max_x |T_{θ+Δ}(x) − T_θ(x)| / ‖Δ‖ along fixed "
+            "random directions grows against log N by less than 0.25 per unit of log N.",
             paper_statement="Lemma 3.1: with eps > 0 the transformer is uniformly Lipschitz in its "
             "parameters, independently of N.",
             evidence=ev.lipschitz_evidence,
@@ -230,18 +213,15 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             evidence=ev.trained_evidence("parity", "largest", 0.99),
             rule=_learned("parity", below(0.45, 0.55), version=3), units=seeds, control=RUNS_CONTROL,
             choices=(LEARNED, Choice("n", "largest", ("middle",), "the middle N of the grid"),
-                     Choice("start_check", "budget vs smaller N", ("plateau only",),
-                            "runs that never left the constant predictor count as failures to learn ('plateau "
-                            "only') or, when a smaller N needed over half the budget, the verdict is inconclusive")),
+                     Choice("start_check", "budget vs smaller N", ("plateau only",), "runs that never left the "
+                            "constant predictor count as failures, or make a too-short budget inconclusive")),
             regime=Regime("the paper's training experiments (their N and budget are not public)",
                           f"{ns_text}" if "parity" in p.trained_functions else "not run at this scale",
                           True, "a budget well above the steps PARITY needs at a smaller N (the paper plan)"),
             history=(
-                Revision(_learned("parity", below(0.45, 0.55), version=2), "2026-11-30",
-                         "the v2 evidence treated runs that never left the constant predictor as failures "
-                         "to learn; at the quick scale every unlearned PARITY run at N = 14 did, while N = 10 "
-                         "needed 2,600–3,000 of 3,000 steps, so v3 calls such a budget inconclusive "
-                         "(the issue's 'failure to learn, not failure to start')", {"start_check": "plateau only"}),
+                Revision(_learned("parity", below(0.45, 0.55), version=2), "2026-11-30", "v2 counted runs that never "
+                         "left the constant predictor as failures to learn (no N = 14 run did, while N = 10 needed "
+                         "up to 2,900 of 3,000 steps)", {"start_check": "plateau only"}),
                 pre_engine(_learned("parity", below(0.5, 0.99)), ": at most half the seeds learn it",
                            {"start_check": "plateau only"}),
             ),
@@ -254,9 +234,8 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             evidence=ev.trained_evidence(SPARSE, "largest", 0.99),
             rule=_learned(SPARSE, below(0.45, 0.55), version=2),
             units=seeds, control=RUNS_CONTROL, choices=(SMALLEST,), regime=trained_out,
-            history=(Revision(_learned(SPARSE, below(0.45, 0.55)), "2026-11-30",
-                              "the start check of parity-fails v3 applies to every 'fails' claim",
-                              {"start_check": "plateau only"}),),
+            history=(Revision(_learned(SPARSE, below(0.45, 0.55)), "2026-11-30", "the start check of parity-fails "
+                              "v3 applies to every 'fails' claim", {"start_check": "plateau only"}),),
         ),
         Claim(
             slug="first-learned", title="FIRST is learned at moderate N",
@@ -268,8 +247,7 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             units=seeds, control=RUNS_CONTROL, choices=(SMALLEST,),
             regime=Regime("moderate N (the paper's words)", f"{ns_text}, judged at N = {top}", True),
             history=(Revision(_learned("first", above(0.45, 0.55), version=2), "2026-12-01",
-                              "v2 read the middle N while sparse-parity-fails read the largest: one reading of "
-                              "'moderate N' for both K_0 = 0 functions", {"n": "middle"}),
+                              "v2 read the middle N, sparse-parity-fails the largest: now one N for both", {"n": "middle"}),
                      pre_engine(_learned("first", above(0.0, 0.5)), ": at least half the seeds learn it", {"n": "middle"})),
         ),
         Claim(
@@ -283,8 +261,7 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             choices=(Choice("n", "largest", ("smallest", "every"),
                             "the other N, or a seed counted as learned only when it learns at every N"),),
             history=(Revision(_learned("majority", above(0.5, 0.75), version=2, runs=True), "2026-12-01",
-                              "v2 counted (seed, N) runs as units, but a seed starts from the same weights at every "
-                              "N: 15 runs were 5 initialisations", {"n": "all"}),
+                              "v2 counted (seed, N) runs as units: 15 runs were 5 initialisations", {"n": "all"}),
                      pre_engine(_learned("majority", above(0.5, 0.8), runs=True), ": at least 80% of runs reach 0.95",
                                 {"n": "all"})),
         ),

@@ -1,18 +1,13 @@
-"""Study `volume`, evidence: stored runs as flat rows, the selections the claims and exhibits share, and
-one evidence function per claim.
-
-A `Row` is one random model under one LayerNorm eps and one margin ξ. Its `unit` names the model's
-weights (sweep, variant, shape, init, N and model seed): rows of the same model under other eps or margins
-share it, so the claims engine merges them into one independent unit. The same-balance control of a row
-is computed by the job from the row's own counts (`boolean.balance`): every claim on random transformers
-pairs each model with a random function of exactly its acceptance counts, and reads non-constant
-models by default (a constant function has K_0 = 2^N and s ≡ 0 trivially).
-"""
+"""Study `volume`, evidence: stored runs as flat rows, the selections claims and exhibits share, and one
+evidence function per claim. A `Row` is one random model under one LayerNorm eps and one margin ξ; its
+`unit` names the model's weights, so the engine merges a model's eps and margin rows into one independent
+unit. Each row carries its same-balance control (computed by the job from its own counts,
+`boolean.balance`); claims read non-constant models by default (a constant function has K_0 = 2^N)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -20,12 +15,7 @@ import numpy as np
 
 from learnability import stats
 from learnability.studies import Choices, Evidence, Obs, StudyResults, group_by, paired
-from learnability.studies.volume.plan import (
-    BOUND_SHARE,
-    DRAWN_SCHEMES,
-    TRAINED_FUNCTIONS,
-    VolumeParams,
-)
+from learnability.studies.volume.plan import BOUND_SHARE, DRAWN_SCHEMES, TRAINED_FUNCTIONS
 from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM, TRAINED
 
 # fmt: off
@@ -42,7 +32,6 @@ class Row:
     width: int
     init: str
     n: int
-    model: int
     seed: int
     eps: float
     margin: float
@@ -83,24 +72,21 @@ class Row:
         decided = self.accept + self.reject
         return self.accept / decided if decided else math.nan
 
-    def near_balanced(self, band: float) -> bool:
-        return band <= self.acceptance <= 1 - band
+    def near_balanced(self) -> bool:  # acceptance in [0.25, 0.75]
+        return 0.25 <= self.acceptance <= 0.75
 
 
 _TYPES = {f.name: f.type for f in fields(Row)}  # the job's row keys are the field names
 
 
-def _value(kind: Any, value: Any) -> Any:
-    if kind == "float":
-        return math.nan if value is None else float(value)
-    if kind == "int":
-        return int(value or 0)
-    return bool(value) if kind == "bool" else value
+def _value(kind: Any, value: Any) -> Any:  # a stored value as its field's type (None: NaN / 0)
+    return {"float": lambda: math.nan if value is None else float(value), "int": lambda: int(value or 0),
+            "bool": lambda: bool(value)}.get(kind, lambda: value)()
 
 
 def _rows_of(record: Any, sweep: str, variant: str) -> list[Row]:
     c, m = record.config, record.metrics or {}
-    shape = {"sweep": sweep, "variant": variant, "depth": int(c["depth"]), "width": int(c["width"]),
+    shape: dict[str, Any] = {"sweep": sweep, "variant": variant, "depth": int(c["depth"]), "width": int(c["width"]),
              "init": str(c["init"])}
     out = []
     for r in m.get("rows", []):
@@ -123,45 +109,38 @@ def rows(results: StudyResults, kind: str) -> list[Row]:
     return cache[kind]
 
 
-def select(all_rows: list[Row], p: VolumeParams, *, models: str = "non-constant", eps: Any = 0.0,
-           margin: float = 0.0, init: str = "all", variant: str = "project", n: str | int = "all") -> list[Row]:
-    """The rows a claim reads under one set of analysis choices.
+SELECTION = {"models": "non-constant", "eps": 0.0, "margin": 0.0, "init": "all", "variant": "project", "n": "all"}
 
-    models: "non-constant" | "near-balanced" (acceptance in [b, 1 − b]) | "all"; eps: a value or "all";
-    variant "drawn" means the pre-engine population: U/Gaussian with every parameter drawn, plus the
-    Xavier schemes (identical under both); n: "all", "largest" or a length."""
-    out = [r for r in all_rows if r.margin == margin and (eps == "all" or r.eps == float(eps))]
-    if variant == "drawn":
+
+def select(all_rows: list[Row], choices: Mapping[str, Any] | None = None, **over: Any) -> list[Row]:
+    """The rows a claim reads under its choices (`SELECTION`, then `choices`, then `over`). models: "non-constant"
+    | "near-balanced" | "all"; eps: a value or "all"; variant "drawn": the pre-engine population (U/Gaussian
+    with every parameter drawn, plus the Xavier schemes, the same under both); n: "all", "largest" or a length."""
+    c = {**SELECTION, **{k: v for k, v in (choices or {}).items() if k in SELECTION}, **over}
+    out = [r for r in all_rows if r.margin == float(c["margin"]) and c["eps"] in ("all", r.eps)]
+    if c["variant"] == "drawn":
         out = [r for r in out if (r.variant == "drawn") == (r.init in DRAWN_SCHEMES)]
     else:
-        out = [r for r in out if r.variant == variant]
-    out = [r for r in out if init in ("all", r.init)]
-    if models != "all":
-        out = [r for r in out if not r.constant and (models != "near-balanced" or r.near_balanced(p.near_balanced))]
-    if n == "largest" and out:
-        n = max(r.n for r in out)
+        out = [r for r in out if r.variant == c["variant"]]
+    out = [r for r in out if c["init"] in ("all", r.init)]
+    if c["models"] != "all":
+        out = [r for r in out if not r.constant and (c["models"] != "near-balanced" or r.near_balanced())]
+    n = max((r.n for r in all_rows), default=0) if c["n"] == "largest" else c["n"]
     return out if isinstance(n, str) else [r for r in out if r.n == n]
 
 
 # -- random transformers against the same-balance control -------------------------------------------
-def _pick(results: StudyResults, choices: Choices, n: Any = None) -> list[Row]:
-    all_rows = rows(results, RANDOM)
-    where = n if n is not None else choices.get("n", "all")
-    if where == "largest" and all_rows:
-        where = max(r.n for r in all_rows)  # the grid's largest N, whatever the filter keeps
-    return select(all_rows, results.params, models=choices.get("models", "non-constant"),
-                  eps=choices.get("eps", 0.0), margin=float(choices.get("margin", 0.0)),
-                  init=choices.get("init", "all"), variant=choices.get("variant", "project"), n=where)
+def _pick(results: StudyResults, choices: Choices, **over: Any) -> list[Row]:
+    return select(rows(results, RANDOM), choices, **over)
 
 
-def _paired(picked: list[Row], model: Callable[[Row], float], control: Callable[[Row], float],
-            x: bool = False) -> list[Obs]:
+def _paired(picked: list[Row], model: Callable[[Row], float], control: Callable[[Row], float], x: bool = False) -> list[Obs]:
     """Each model beside its own same-balance control (the same unit in both groups)."""
     return paired(picked, lambda r: r.unit, {MODEL: model, CTRL: control}, (lambda r: float(r.n)) if x else None)
 
 
 def _describe(picked: list[Row], results: StudyResults, choices: Choices) -> str:
-    everyone = _pick(results, {**choices, "models": "all"})
+    everyone = _pick(results, choices, models="all")
     constant = len({r.unit for r in everyone if r.constant})
     share = float(np.median([min(r.acceptance, 1 - r.acceptance) for r in picked]))
     return (f"N ∈ {sorted({r.n for r in picked})}; {len({r.unit for r in picked})} models kept of "
@@ -210,8 +189,7 @@ def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
 
 def growth_evidence(results: StudyResults, choices: Choices) -> Evidence:
     if choices.get("weights", "fresh per N") == "fixed across N":
-        kept = select(rows(results, LENGTHS), results.params, models=choices.get("models", "non-constant"),
-                      eps=choices.get("eps", 0.0), init=choices.get("init", "all"))
+        kept = select(rows(results, LENGTHS), choices, margin=0.0, variant="project", n="all")
     else:
         kept = _pick(results, choices, n="all")
     if not kept:
@@ -228,8 +206,7 @@ CELLS = {  # which (L, D, N) cells Theorem 4.5 is judged in, by the rule version
 
 
 def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    everything = select(rows(results, BOUND), results.params, models="all", eps=0.0,
-                        margin=float(choices.get("margin", 0.0)), init=choices.get("init", "all"))
+    everything = select(rows(results, BOUND), choices, models="all", eps=0.0, variant="project")
     if not everything:
         return Evidence(missing=f"no finished `volume/{BOUND}` runs")
     low, share = CELLS[choices.get("cells", "small")]
@@ -239,8 +216,8 @@ def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
                f"D = d_model): {', '.join(f'L{c[0]} D{c[1]} N{c[2]} ({cells[c]:.3g})' for c in sorted(judged))}")
     if not judged:
         return Evidence(vacuous=f"no cell has a bound in the judged range; {summary}")
-    picked = select([r for r in everything if (r.depth, r.width, r.n) in judged], results.params,
-                    models=choices.get("models", "non-constant"), margin=float(choices.get("margin", 0.0)))
+    picked = select([r for r in everything if (r.depth, r.width, r.n) in judged], choices, eps=0.0,
+                    variant="project")
     if not picked:
         return _missing("non-constant models in the judged cells")
     ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
@@ -266,16 +243,16 @@ def _unit_slopes(picked: list[Row], value: str, scaled: bool) -> stats.Estimate:
 
 
 def _length_obs(results: StudyResults, choices: Choices, value: str, scaled: bool) -> Evidence:
-    p, init = results.params, choices.get("init", "all")
+    fixed: dict[str, Any] = {"models": "all", "margin": 0.0, "n": "all"}
     if choices.get("weights") == "fresh per N":  # the pre-engine data: eps > 0 pooled, log max
-        source = [r for r in rows(results, RANDOM) if r.eps > 0 and r.margin == 0]
-        picked, scaled = select(source, p, models="all", eps="all", variant="drawn"), False
+        source = [r for r in rows(results, RANDOM) if r.eps > 0]
+        picked, scaled = select(source, **fixed, eps="all", variant="drawn"), False
     else:
-        picked = select(rows(results, LENGTHS), p, models="all", eps=choices.get("eps", 1e-5), init=init)
+        picked = select(rows(results, LENGTHS), choices, **fixed, variant="project")
     if not picked:
         return Evidence(missing=f"no finished `volume/{LENGTHS}` runs")
     obs = [Obs(r.unit, y, math.log(r.n), MODEL) for r in picked if (y := _log_value(r, value, scaled)) is not None]
-    control = _unit_slopes(select(rows(results, LENGTHS), p, models="all", eps=0.0, init=init), value, scaled)
+    control = _unit_slopes(select(rows(results, LENGTHS), choices, **fixed, eps=0.0, variant="project"), value, scaled)
     what = f"log(N·{value})" if scaled else f"log {value}"
     return Evidence(obs, notes=f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models",
                     details={"eps0_slope": control.value},
@@ -310,11 +287,9 @@ class TrainedRun:
 
 
 def plateau(history: list[dict[str, Any]], tolerance: float = 0.02) -> tuple[bool, bool]:
-    """(plateaued, left the start) from a run's evaluation history of test loss.
-
-    Plateaued: the best test loss of the second half of the evaluations is no lower than (1 −
-    tolerance) × the best of the first half. Left the start: the best loss fell below 0.9 (the
-    constant predictor scores 1.0 on ±1 targets)."""
+    """(plateaued, left the start) from a run's test-loss history: the best loss of the second half of the
+    evaluations is no lower than (1 − tolerance) × the first half's; the best loss fell below 0.9 (the constant
+    predictor scores 1.0 on ±1 targets)."""
     losses = [v for h in history if h.get("test_loss") is not None and math.isfinite(v := float(h["test_loss"]))]
     if len(losses) < 4:
         return False, bool(losses) and min(losses) < 0.9
@@ -337,17 +312,14 @@ def trained_runs(results: StudyResults) -> list[TrainedRun]:
 
 
 def _steps_to_learn(runs: list[TrainedRun], function: str, at: float) -> str:
-    parts = []
-    for n, rs in group_by([r for r in runs if r.function == function], lambda r: r.n).items():
-        done = sorted(r.steps for r in rs if r.learned(at))
-        parts.append(f"N = {n}: {len(done)}/{len(rs)}" + (f" in {done} steps" if done else ""))
-    return "; ".join(parts)
+    done = {n: (sorted(r.steps for r in rs if r.learned(at)), len(rs))
+            for n, rs in group_by([r for r in runs if r.function == function], lambda r: r.n).items()}
+    return "; ".join(f"N = {n}: {len(s)}/{k}" + (f" in {s} steps" if s else "") for n, (s, k) in done.items())
 
 
 def _tight_budget(runs: list[TrainedRun], judged: list[TrainedRun], function: str, at: float) -> str:
-    """Why failing here may be failing to start, or "": every unlearned run at the judged N stayed at
-    the constant predictor for its whole budget, while at a smaller N the same function needed more than
-    half the budget to be learned (so the budget cannot tell 'slower' from 'never')."""
+    """Why failing here may be failing to start, or "": every unlearned run at the judged N stayed at the constant
+    predictor, while a smaller N needed over half the budget (the budget cannot tell 'slower' from 'never')."""
     unlearned = [r for r in judged if not r.learned(at)]
     if not unlearned or any(r.left_start for r in unlearned):
         return ""
@@ -356,15 +328,14 @@ def _tight_budget(runs: list[TrainedRun], judged: list[TrainedRun], function: st
     slowest = max((r.steps for r in smaller), default=0)
     if slowest * 2 <= budget:
         return ""
-    return (f"all {len(unlearned)} unlearned runs at N = {n} stayed at the constant predictor (best test loss ≥ "
-            f"0.9) for the whole {budget}-step budget, while at N = {max(r.n for r in smaller if r.steps == slowest)} "
-            f"it took up to {slowest} steps to learn: the budget does not separate failing to learn from failing to "
-            "start")
+    return (f"all {len(unlearned)} unlearned runs at N = {n} stayed at the constant predictor (best test loss ≥ 0.9) "
+            f"for the whole {budget}-step budget, while at N = {max(r.n for r in smaller if r.steps == slowest)} it took "
+            f"up to {slowest} steps to learn: the budget does not separate failing to learn from failing to start")
 
 
 def _units(mine: list[TrainedRun], where: str, at: float) -> list[Obs]:
-    """Observations of one function: a run per seed at one N (a seed is one initialisation), per seed
-    learned at every N (`every`), or (`all`, the v2 reading) every (seed, N) run as its own unit."""
+    """A run per seed at one N (a seed is one initialisation), per seed learned at every N (`every`), or every
+    (seed, N) run as its own unit (`all`, the v2 reading)."""
     if where == "every":
         return [Obs(f"s{s}", float(all(r.learned(at) for r in rs)), None, rs[0].function)
                 for s, rs in group_by(mine, lambda r: r.seed).items()]
@@ -407,8 +378,6 @@ def trained_evidence(function: str, which: str, at_default: float) -> Callable[[
 # fmt: on
 
 
-__all__ = [
-    "CELLS", "CTRL", "LABELS", "MODEL", "Row", "TrainedRun", "bound_evidence", "growth_evidence",
-    "k0_positive_evidence", "lipschitz_evidence", "measure_zero_evidence", "one_bit_evidence", "plateau",
-    "rows", "select", "skew_evidence", "trained_evidence", "trained_runs",
-]  # fmt: skip
+__all__ = ["CELLS", "CTRL", "LABELS", "MODEL", "Row", "TrainedRun", "bound_evidence", "growth_evidence",
+           "k0_positive_evidence", "lipschitz_evidence", "measure_zero_evidence", "one_bit_evidence", "plateau",
+           "rows", "select", "skew_evidence", "trained_evidence", "trained_runs"]  # fmt: skip

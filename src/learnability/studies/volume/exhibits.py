@@ -21,13 +21,7 @@ from learnability.studies import (
     mean_series,
 )
 from learnability.studies.volume.evidence import Row, rows, select, trained_runs
-from learnability.studies.volume.plan import (
-    BOUND_SHARE,
-    INIT_SCHEMES,
-    PROTOCOL,
-    TRAINED_FUNCTIONS,
-    VolumeParams,
-)
+from learnability.studies.volume.plan import BOUND_SHARE, INIT_SCHEMES, PROTOCOL, TRAINED_FUNCTIONS
 from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM
 
 
@@ -87,26 +81,19 @@ def bound_table(bound: list[Row]) -> Table | None:
         nc = [r for r in rs if not r.constant]
         stds = [r.ln_min_std for r in rs if math.isfinite(r.ln_min_std)]
         norms = [r.ln_max_normaliser for r in rs if math.isfinite(r.ln_max_normaliser)]
-        out.append([
-            depth, width, n, f"{rs[0].bound:.3g}", _cell_label(rs[0]), len(rs), len(nc),
-            f"{sum(r.meets_bound for r in nc)}/{len(nc)}",
-            f"{np.mean([r.ctrl_meets_bound for r in nc]):.3f}" if nc else "–",
-            f"{np.median(stds):.3g}" if stds else "–", f"{np.median(norms):.3g}" if norms else "–",
-            sum(r.ln_degenerate for r in rs),
-        ])
-    return Table(
-        "Theorem 4.5 at eps = 0: every (L, D, N) cell labelled",
-        ["L", "D", "N", "bound N^((D−1)/(2L)−5)", "label", "models", "non-constant",
-         "K_0 ≥ bound (non-constant)", "same-balance P(K_0 ≥ bound)", "median min LN-input std",
-         "median max LN normaliser", "degenerate LN rows"],
-        out, f"vacuous: bound < 1 (any K_0 ≥ 1 meets it); impossible: bound > 2^N; only cells with "
-        f"1 ≤ bound ≤ {BOUND_SHARE:.0%} of 2^N are judged (v3; v2 judged every 1 ≤ bound ≤ 2^N). The "
-        "LayerNorm columns are over every input row the forward met at eps = 0.",
-    )
+        out.append([depth, width, n, f"{rs[0].bound:.3g}", _cell_label(rs[0]), len(rs), len(nc),
+                    f"{sum(r.meets_bound for r in nc)}/{len(nc)}", _q([r.ctrl_meets_bound for r in nc], 0.5),
+                    _q(stds, 0.5), _q(norms, 0.5), sum(r.ln_degenerate for r in rs)])
+    return Table("Theorem 4.5 at eps = 0: every (L, D, N) cell labelled (D = d_model)",
+                 ["L", "D", "N", "bound N^((D−1)/(2L)−5)", "label", "models", "non-constant", "K_0 ≥ bound (non-constant)",
+                  "median same-balance P(K_0 ≥ bound)", "median min LN-input std", "median max LN normaliser",
+                  "degenerate LN rows"], out, f"vacuous: bound < 1; impossible: bound > 2^N; only cells with 1 ≤ bound ≤ "
+                 f"{BOUND_SHARE:.0%} of 2^N are judged (v3; v2 judged every 1 ≤ bound ≤ 2^N). The LayerNorm columns are "
+                 "over every input row the forward met at eps = 0.")
 
 
-def spectra_figure(random: list[Row], results: StudyResults, p: VolumeParams) -> Figure | None:
-    kept = select(random, p)  # non-constant, eps = 0, ξ = 0, project variant
+def spectra_figure(random: list[Row], results: StudyResults) -> Figure | None:
+    kept = select(random)  # non-constant, eps = 0, ξ = 0, project variant, every N
     if not kept:
         return None
     top = max(r.n for r in kept)
@@ -121,11 +108,10 @@ def spectra_figure(random: list[Row], results: StudyResults, p: VolumeParams) ->
     balanced = [(int(m.metrics["n"]), float(k > 0)) for m in results.of(CONTROL) for k in m.metrics["k0"]]
     if balanced:
         pos.append(mean_series(balanced, "uniformly random functions", kind="dashed", rate=True))
+    ns = sorted({r.n for r in kept})
     growth = [mean_series([(r.n, math.log2(r.k0 + 1)) for r in kept], "random transformers"),
-              mean_series([(r.n, math.log2(r.ctrl_k0_mean + 1)) for r in kept],
-                          "same-balance random functions", kind="dashed"),
-              Series("all strings (log2 2^N = N)", sorted({r.n for r in kept}),
-                     [float(n) for n in sorted({r.n for r in kept})], kind="dashed", color="grey")]
+              mean_series([(r.n, math.log2(r.ctrl_k0_mean + 1)) for r in kept], "same-balance random functions", kind="dashed"),
+              Series("all strings (log2 2^N = N)", ns, [float(n) for n in ns], kind="dashed", color="grey")]
     return Figure(
         "spectra", "Non-constant random transformers (eps = 0, project variant) against random "
         "functions with each model's exact acceptance counts: mean s/N, the fraction with K_0 > 0 "
@@ -160,16 +146,10 @@ def trained_table(results: StudyResults) -> Table | None:
     runs = trained_runs(results)
     if not runs:
         return None
-    out = []
-    for fn, label in TRAINED_FUNCTIONS.items():
-        for n in sorted({r.n for r in runs if r.function == fn}):
-            rs = [r for r in runs if r.function == fn and r.n == n]
-            out.append([
-                label, n, len(rs), sum(r.learned(0.99) for r in rs),
-                f"{np.mean([r.agreement for r in rs]):.3f}", int(np.median([r.steps for r in rs])),
-                sum(r.plateaued for r in rs if not r.learned(0.99)), sum(r.left_start for r in rs),
-                f"{np.nanmean([r.model_k0 for r in rs]):.0f}", f"{rs[0].target_k0:.0f}",
-            ])
+    out = [[TRAINED_FUNCTIONS[fn], n, len(rs), sum(r.learned(0.99) for r in rs), f"{np.mean([r.agreement for r in rs]):.3f}",
+            int(np.median([r.steps for r in rs])), sum(r.plateaued for r in rs if not r.learned(0.99)),
+            sum(r.left_start for r in rs), f"{np.nanmean([r.model_k0 for r in rs]):.0f}", f"{rs[0].target_k0:.0f}"]
+           for (fn, n), rs in group_by(runs, lambda r: (r.function, r.n)).items()]
     return Table("Trained recognisers (train job, ±1 targets, EOS read-out)",
                  ["function", "N", "seeds", "learned (≥ 0.99)", "mean agreement", "median steps",
                   "unlearned and plateaued", "left the constant predictor", "learned K_0 (mean)",
@@ -178,15 +158,13 @@ def trained_table(results: StudyResults) -> Table | None:
                  "its best test loss did not improve over the second half of its evaluations.")
 
 
-def exhibits(results: StudyResults, plan: Plan[VolumeParams]) -> list[Any]:
+def exhibits(results: StudyResults, plan: Plan[Any]) -> list[Any]:
     random, bound, lengths = rows(results, RANDOM), rows(results, BOUND), rows(results, LENGTHS)
-    out: list[Any] = [PROTOCOL]
     units = len({r.unit for r in random}) + len({r.unit for r in bound}) + len({r.unit for r in lengths})
-    out.append(f"{units} random models, each drawn once and profiled exactly on all 2^N strings under "
-               "every eps and margin of its cell; the same-balance control of each is computed from "
-               "its own accept/reject counts.")
-    out += init_exhibits(random)
-    items = (bound_table(bound), spectra_figure(random, results, plan.params),
+    out: list[Any] = [PROTOCOL, f"{units} random models, each drawn once and profiled exactly on all 2^N strings "
+                      "under every eps and margin of its cell; the same-balance control of each is computed from "
+                      "its own accept/reject counts.", *init_exhibits(random)]
+    items = (bound_table(bound), spectra_figure(random, results),
              lengths_figure(lengths), trained_table(results))
     return out + [item for item in items if item is not None]
 

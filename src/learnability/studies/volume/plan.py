@@ -63,7 +63,6 @@ class VolumeParams:
     trained_model: dict[str, Any] = field(hash=False)
     trained_train: dict[str, Any] = field(hash=False)
     seed: int = 10  # random-model seed; bound cells seed + 1, lengths seed + 2 (the pilot used 0)
-    near_balanced: float = 0.25  # acceptance rate in [0.25, 0.75]
     informative: float = 0.9  # k0-positive: models whose same-balance P(K_0 > 0) is at most this
 
 
@@ -81,16 +80,14 @@ QUICK = Plan(
                        "converge_acc": 1.0},
     ),
     deviations={
-        "*": "Quick scale, designed by power from a pilot (docs/studies/volume.md): N ≤ 12, 24 models per "
-        "cell (12 in the drawn and cited variants, 16 in the bound cells and per init on fixed weights), "
-        "widths ≤ 36; fresh seeds, not the pilot's. The paper-scale plan goes to N = 20 with 128–256 "
-        "models per cell.",
+        "*": "Quick scale, designed by power from a pilot (docs/studies/volume.md): N ≤ 12, 24 models per cell (12 "
+        "in the drawn and cited variants, 16 per bound cell and per init on fixed weights), widths ≤ 36, fresh "
+        "seeds. The paper-scale plan goes to N = 20 with 128–256 models per cell.",
         "parity-fails": "Not run at the quick scale: in the pilot no PARITY run at N = 14 left the constant "
         "predictor in 3,000 steps while N = 10 needed up to 2,900, so no affordable budget separates "
         "failing to learn from failing to start; the paper scale trains it.",
-        "sparse-parity-fails": "12 seeds at N ∈ {6, 10}, a d = 32 model, 3,000 steps at lr 1e-3 (batch "
-        "128) with early stop; the paper scale trains the published-size model (d = 128, batch 1,024) for "
-        "20,000 steps at N up to 30.",
+        "sparse-parity-fails": "12 seeds at N ∈ {6, 10}, a d = 32 model, 3,000 steps at lr 1e-3 (batch 128), early "
+        "stop; the paper scale trains a d = 128 model (batch 1,024) for 20,000 steps at N up to 30.",
         "first-learned": "as sparse-parity-fails",
         "majority-learned": "as sparse-parity-fails",
     },

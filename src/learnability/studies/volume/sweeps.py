@@ -1,14 +1,7 @@
-"""Study `volume`, sweeps. Sweep names (the prefix `volume/` added by the store):
-
-- `trained/s{seed}`: the shared `train` job on the plan's trained functions (first, so the long
-  training runs start while the random profiles fill the other workers),
-- `random/L{L}D{D}/{variant}`: fresh random recognisers per N (`volume.random_profiles`),
-- `bound/L{L}D{D}`: Theorem 4.5 cells at eps = 0,
-- `lengths`: the same weights across N (`volume.length_profiles`),
-- `control`: uniformly random functions per N (`volume.random_functions`).
-
-A random sweep's seed names a batch of `models` models per cell: one more seed adds that many units.
-"""
+"""Study `volume`, sweeps: `trained/s{seed}` (the shared `train` job, first so the long runs start early),
+`random/L{L}D{D}/{variant}` (fresh random recognisers per N), `bound/L{L}D{D}` (Theorem 4.5 cells at eps = 0),
+`lengths` (the same weights across N), `control` (uniformly random functions). A random sweep's seed names
+a batch of `models` models per cell: one more seed adds that many units."""
 
 from __future__ import annotations
 
@@ -21,8 +14,8 @@ STUDY = "volume"
 RANDOM, BOUND, LENGTHS, CONTROL, TRAINED = "random", "bound", "lengths", "control", "trained"
 
 
-def random_names(p: VolumeParams, variant: str = "project") -> tuple[str, ...]:
-    """Short names of the random sweeps of one variant (a claim's `replicate`)."""
+# fmt: off
+def random_names(p: VolumeParams, variant: str = "project") -> tuple[str, ...]:  # a claim's `replicate`
     return tuple(f"{RANDOM}/L{depth}D{width}/{variant}" for depth, width in p.archs)
 
 
@@ -43,13 +36,13 @@ def sweeps(plan: Plan[VolumeParams]) -> list[Sweep]:
                 f"{STUDY}/{RANDOM}/L{depth}D{width}/{variant}", "volume.random_profiles",
                 {**common, "depth": depth, "width": width, "models": models, "eps": list(p.eps), **settings},
                 {"n": list(p.ns), "init": list(inits)}, seeds=[p.seed],
-            ))  # fmt: skip
+            ))
     for depth, width in p.bound_archs:
         out.append(Sweep(
             f"{STUDY}/{BOUND}/L{depth}D{width}", "volume.random_profiles",
             {**common, "depth": depth, "width": width, "models": p.bound_models, "eps": [0.0], **VARIANTS["project"]},
             {"n": list(p.bound_ns), "init": list(INIT_SCHEMES)}, seeds=[p.seed + 1],
-        ))  # fmt: skip
+        ))
     depth, width = p.length_arch
     out.append(Sweep(
         f"{STUDY}/{LENGTHS}", "volume.length_profiles",
@@ -57,9 +50,9 @@ def sweeps(plan: Plan[VolumeParams]) -> list[Sweep]:
          "ns": list(p.length_ns),
          "eps": list(p.length_eps), "directions": p.directions, **VARIANTS["project"]},
         {"init": list(INIT_SCHEMES)}, seeds=[p.seed + 2],
-    ))  # fmt: skip
+    ))
     out.append(Sweep(f"{STUDY}/{CONTROL}", "volume.random_functions", {"count": p.control_count},
-                     {"n": sorted(set(p.ns) | set(p.bound_ns))}, seeds=[0]))  # fmt: skip
+                     {"n": sorted(set(p.ns) | set(p.bound_ns))}, seeds=[0]))
     return out
 
 
@@ -67,15 +60,16 @@ def trained_sweeps(p: VolumeParams) -> list[Sweep]:
     model: dict[str, Any] = {
         "arch": "boolean_transformer", "readout": "eos", "ln": "post", "ln_eps": 1e-5,
         "embedding": "add", "positions": "learned", "max_len": max(p.trained_ns), **p.trained_model,
-    }  # fmt: skip
+    }
     # one sweep per seed so the init seed and the data seed move together
     return [Sweep(f"{STUDY}/{TRAINED}/s{seed}", "train", seeds=[seed],
                   base={"task": {"name": "boolean", "targets": "pm1", "mode": "online"}, "model": model,
                         "train": dict(p.trained_train), "measure": ["profile"], "keep_history": True,
                         "save_model": False, "data_seed": seed},
                   grid={"task.function": list(p.trained_functions), "task.n": list(p.trained_ns)})
-            for seed in p.trained_seeds]  # fmt: skip
+            for seed in p.trained_seeds]
 
+# fmt: on
 
 __all__ = ["BOUND", "CONTROL", "LENGTHS", "RANDOM", "TRAINED", "bound_names", "random_names", "sweeps",
            "trained_sweeps"]  # fmt: skip
