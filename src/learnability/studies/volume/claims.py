@@ -63,7 +63,7 @@ def _growth_fit() -> BestFit:
 
 def _learned(function: str, band: Band, version: int = 1, runs: bool = False) -> Rate:
     what = "fraction of (seed, N) runs that learn it" if runs else "fraction of initialisations that learn it"
-    return Rate(function, band, what=what, version=version, labels={function: TRAINED_FUNCTIONS[function]})
+    return Rate(function, band, what=what, version=version, labels=dict(TRAINED_FUNCTIONS))
 
 
 def claims(plan: Plan[VolumeParams]) -> list[Claim]:

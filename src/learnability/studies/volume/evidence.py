@@ -182,7 +182,7 @@ def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
     if not picked:
         return _missing("models")
     ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked], (0.0, 1.0))
-    return Evidence([Obs(r.unit, float(r.k0 == 0), None, MODEL) for r in picked],
+    return Evidence(_paired(picked, lambda r: float(r.k0 == 0), lambda r: 1 - r.ctrl_k0_positive),
                     notes=_describe(picked, results, choices), details={"same_balance_k0_zero": ctrl.value},
                     control=f"same-balance random functions: mean P(K_0 = 0) {ctrl.fmt()}")
 
@@ -221,7 +221,7 @@ def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
     if not picked:
         return _missing("non-constant models in the judged cells")
     ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
-    return Evidence([Obs(r.unit, float(r.meets_bound), None, MODEL) for r in picked],
+    return Evidence(_paired(picked, lambda r: float(r.meets_bound), lambda r: r.ctrl_meets_bound),
                     notes=f"{summary}; {len(picked)} models", details={"cells": [list(c) for c in sorted(judged)]},
                     control=f"same-balance random functions: mean P(K_0 ≥ bound) {ctrl.fmt()}")
 
@@ -287,9 +287,8 @@ class TrainedRun:
 
 
 def plateau(history: list[dict[str, Any]], tolerance: float = 0.02) -> tuple[bool, bool]:
-    """(plateaued, left the start) from a run's test-loss history: the best loss of the second half of the
-    evaluations is no lower than (1 − tolerance) × the first half's; the best loss fell below 0.9 (the constant
-    predictor scores 1.0 on ±1 targets)."""
+    """(plateaued, left the start) from a run's test-loss history: the second half's best loss is no lower than
+    (1 − tolerance) × the first half's; the best loss fell below 0.9 (the constant predictor's is 1.0)."""
     losses = [v for h in history if h.get("test_loss") is not None and math.isfinite(v := float(h["test_loss"]))]
     if len(losses) < 4:
         return False, bool(losses) and min(losses) < 0.9
@@ -335,10 +334,11 @@ def _tight_budget(runs: list[TrainedRun], judged: list[TrainedRun], function: st
 
 def _units(mine: list[TrainedRun], where: str, at: float) -> list[Obs]:
     """A run per seed at one N (a seed is one initialisation), per seed learned at every N (`every`), or every
-    (seed, N) run as its own unit (`all`, the v2 reading)."""
+    (seed, N) run as its own unit (`all`, the v2 reading). The other functions' runs of the same seeds come
+    along as context groups (the panel's grey bars): the same initialisations, so no new units."""
     if where == "every":
-        return [Obs(f"s{s}", float(all(r.learned(at) for r in rs)), None, rs[0].function)
-                for s, rs in group_by(mine, lambda r: r.seed).items()]
+        return [Obs(f"s{s}", float(all(r.learned(at) for r in rs)), None, f)
+                for (f, s), rs in group_by(mine, lambda r: (r.function, r.seed)).items()]
     return [Obs(f"s{r.seed}/N{r.n}", float(r.learned(at)), None, r.function) for r in mine]
 
 
@@ -372,7 +372,9 @@ def trained_evidence(function: str, which: str, at_default: float) -> Callable[[
         notes = (f"N = {where if n is None else n}, learned = agreement ≥ {at:g} on all 2^N strings; steps used "
                  f"{sorted(r.steps for r in mine)}; {stuck} of {len(mine)} runs never left the constant predictor "
                  f"(best test loss ≥ 0.9); {label} learned by N: {_steps_to_learn(runs, function, at)}")
-        return Evidence(_units(mine, where, at), notes=notes, control=control)
+        seeds = {r.seed for r in mine}  # the same seeds at the judged N(s): context, not new units
+        context = [r for r in runs if r.function != function and r.seed in seeds and n in (None, r.n)]
+        return Evidence(_units(mine + context, where, at), notes=notes, control=control)
 
     return evidence
 # fmt: on

@@ -55,7 +55,8 @@ def init_exhibits(random: list[Row]) -> list[Any]:
         f"(Wilson 95%). Right: acceptance rate of the non-constant ones at N = {top}.",
         [Panel("constant functions", "string length N", "fraction of models that are constant", series=series,
                ylim=(-0.02, 1.02)),
-         Panel(f"acceptance rate, N = {top}", "fraction of strings accepted", "density", histograms=hists)])
+         Panel(f"acceptance rate, N = {top}", "fraction of strings accepted", "density", histograms=hists)],
+        claims=("skew", "measure-zero", "k0-positive"))
     return [figure, Table(
         f"Initialisation at N = {top}, eps = 0, and the same weights under each LayerNorm eps (every N)",
         ["variant", "init", "models", "constant", "acceptance q25", "median", "q75", "median min|T| / std T",
@@ -65,11 +66,8 @@ def init_exhibits(random: list[Row]) -> list[Any]:
 
 
 def _cell_label(r: Row) -> str:
-    if r.bound < 1:
-        return "vacuous"
-    if r.bound > 2**r.n:
-        return "impossible"
-    return "judged" if r.bound <= BOUND_SHARE * 2**r.n else f"bound > {BOUND_SHARE:.0%} of 2^N"
+    big = f"bound > {BOUND_SHARE:.0%} of 2^N"
+    return "vacuous" if r.bound < 1 else "impossible" if r.bound > 2**r.n else big if r.bound > BOUND_SHARE * 2**r.n else "judged"
 
 
 def bound_table(bound: list[Row]) -> Table | None:
@@ -119,7 +117,7 @@ def spectra_figure(random: list[Row], results: StudyResults) -> Figure | None:
         [hist, Panel("zero-sensitivity strings exist", "string length N", "fraction with K_0 > 0",
                      series=pos, ylim=(-0.02, 1.02)),
          Panel("growth of K_0", "string length N", "log2(K_0 + 1)", series=growth)],
-    )
+        claims=("skew", "k0-positive", "k0-growth"))
 
 
 def lengths_figure(lengths: list[Row]) -> Figure | None:
@@ -137,9 +135,9 @@ def lengths_figure(lengths: list[Row]) -> Figure | None:
             if pts:
                 series.append(mean_series(pts, init))
         panels.append(Panel(label, "string length N", f"log10 {label}", series=series, logx=True))
-    return Figure("lengths", f"The same random weights at every N (sinusoidal positions, eps = {eps:g}): "
-                  "N·max_{x,i}|ΔT| and N·mean|ΔT| (bounded if one-bit changes are O(1/N)) and the finite-difference "
-                  "Lipschitz constant in θ; mean over models per init with 95% intervals.", panels)
+    return Figure("lengths", f"The same random weights at every N (sinusoidal positions, eps = {eps:g}): N·max|ΔT| "
+                  "and N·mean|ΔT| (bounded if one-bit changes are O(1/N)) and the finite-difference Lipschitz constant "
+                  "in θ; mean over models per init, 95% intervals.", panels, claims=("one-bit-change", "lipschitz-theta"))
 
 
 def trained_table(results: StudyResults) -> Table | None:
