@@ -69,7 +69,11 @@ class StudyResults:
 
     def _full(self, sweep: str) -> str:
         # a short name may hold "/" itself (`random/L1D16/project`): only the study prefix marks a full name
-        return sweep if not self.study or sweep.startswith(f"{self.study}/") else f"{self.study}/{sweep}"
+        return (
+            sweep
+            if not self.study or sweep.startswith(f"{self.study}/")
+            else f"{self.study}/{sweep}"
+        )
 
     def of(self, sweep: str, status: str | tuple[str, ...] | None = "ok") -> list[RunRecord]:
         """Records of one sweep (its full name or, with a study set, the part after 'study/')."""

@@ -91,7 +91,7 @@ QUICK = Plan(
         "first-learned": "as sparse-parity-fails",
         "majority-learned": "as sparse-parity-fails",
     },
-    cost="about 3 minutes with 2 workers on an idle 2-core machine",
+    cost="about 2 minutes with 2 workers on an idle 2-core machine (≈ 210 CPU-s)",
 )
 PAPER = Plan(
     "paper",
