@@ -315,15 +315,19 @@ def robustness_of(head: Verdict, rows: list[dict[str, Any]]) -> tuple[bool | Non
     return agree == len(changed), summary
 
 
-def seconds_per_unit(results: Any, replicate: tuple[str, ...]) -> tuple[float | None, str]:
+def seconds_per_unit(
+    results: Any, replicate: tuple[str, ...], units_now: int = 0
+) -> tuple[float | None, str]:
     """Run seconds one more independent unit costs: per replicate sweep, the mean over its seeds of
-    the summed run times of that seed; summed over the sweeps. (None, why) when unknown."""
+    the summed run times of that seed; summed over the sweeps; divided by the units a seed brings
+    per cell when there are more units than seeds (a seed that draws a batch of random models).
+    (None, why) when unknown."""
     if not replicate:
         return None, "cost unknown: no replicate sweeps declared"
     of = getattr(results, "of", None)
     if of is None:
         return None, "cost unknown: the results carry no run records"
-    total = 0.0
+    total, seeds = 0.0, 1
     for short in replicate:
         per_seed: dict[Any, float] = {}
         for r in of(short, status=None):
@@ -332,7 +336,8 @@ def seconds_per_unit(results: Any, replicate: tuple[str, ...]) -> tuple[float | 
         if not per_seed:
             return None, f"cost unknown: no run times recorded for sweep {short!r}"
         total += sum(per_seed.values()) / len(per_seed)
-    return total, ""
+        seeds = max(seeds, len(per_seed))
+    return total / max(1.0, units_now / seeds), ""
 
 
 def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
@@ -340,7 +345,8 @@ def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
     why_not = ""
     if head.frame is None:
         why_not = f"the rule did not run ({head.short_circuit})"
-    cost, note = seconds_per_unit(results, claim.replicate)
+    units_now = 0 if head.frame is None else power_mod.min_cell(head.frame, claim.rule.groups())
+    cost, note = seconds_per_unit(results, claim.replicate, units_now)
     try:
         return power_mod.analyse(
             claim.rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
