@@ -32,8 +32,8 @@ from learnability.studies.pipeline import pick_scale
 FROZEN = {
     "sensitivity/quick": (108, "62ddc370cf9ca91c75d82f382e2a8420bcbd68295a0e888f5974bfc588aa11ff"),
     "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
-    "volume/quick": (214, "3d61c9925720e7c60ec446cc01043dbf3a406a70d3243a6dd3b1f8b7f4c019b6"),
-    "volume/paper": (689, "8ed15f4316a62ed78e293a528d1b721fc6a8187ea1e3817d5b59567d77d936aa"),
+    "volume/quick": (213, "8befe953d660fe19fd72bb32150c7bc75bcef15b80d0261782f004fda13a47cd"),
+    "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
     "sparse_xor/quick": (430, "dbb31cf997e3eae0b4bab67ffe42aea39966a8dbf4e850c57c9b25e3d5a44054"),
     "sparse_xor/paper": (2384, "964806ef2b3d7b2405e66498485fbfcf493bb586255a12eeda7a79b69f24295e"),
     "random/quick": (50, "f298bfd20768bc416a5b450714397c628988bfca140c052c22c2774ee1ff841c"),
