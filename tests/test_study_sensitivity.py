@@ -223,6 +223,7 @@ def _scaling_record(task, n, seed, sharp, blowup=20.0, norm=18.0, converged=True
         "log10_C": c,
         "log10_C_unscaled": 50.0,
         "sharpness_gauss": sharp,
+        "sharpness_gauss_se": 0.05 * sharp,
         "sharpness_sphere": sharp,
         "radii": radii,
         "sharpness_profile": [curvature * r**2 for r in radii],
@@ -277,6 +278,10 @@ def test_growth_and_bound_claims_follow_synthetic_evidence():
     assert sharp.details["rule"]["slope"]["value"] == pytest.approx(
         0.1, abs=1e-3
     )  # decades per bit
+    assert (
+        "standard error over its directions is 5.0% of it per model (median of 9 PARITY models)"
+        in sharp.measured
+    )
     # at the budget's end the stored sharpness is 1.0 everywhere: flat, so the alternative says so
     end = next(r for r in sharp.robustness if r["alternative"] == "state=end of budget")
     assert end["verdict"] != "reproduced" and end["effect"] == "changed"

@@ -72,12 +72,17 @@ EXACT_LIMIT = 16  # the model's own sensitivity is exact on all 2^n strings up t
 
 
 def gaussian_sharpness(model: nn.Module, task: Task, batch: Batch, eps: float, directions: int,
-                       seed: int) -> float:  # fmt: skip
-    """The published sharpness: mean loss increase under N(0, ε²) per coordinate, in ±1 units."""
+                       seed: int, se: bool = False) -> Any:  # fmt: skip
+    """The published sharpness: mean loss increase under N(0, ε²) per coordinate, in ±1 units; with `se`,
+    (mean, its standard error over the directions): the measurement noise a trend is read against."""
     est = sharpness(model, batch, lambda out, b: compute_loss(task.loss, out, b), rho=eps,
                     kind="gaussian", directions=directions,
                     generator=torch.Generator().manual_seed(seed + 7919))  # fmt: skip
-    return est.mean * output_scale(task)
+    mean, half = (
+        est.mean * output_scale(task),
+        (est.ci_high - est.ci_low) / 2 / 1.96 * output_scale(task),
+    )
+    return (mean, half) if se else mean
 
 
 def sharpness_pair(
@@ -143,9 +148,11 @@ def measure_trained(model: nn.Module, task: BooleanTask, config: MeasuredTrainCo
     test = task.test_set()
     batch = test.slice(0, config.measure_batch).to(device)
     scores = evaluate(model, task, test, device)
+    gauss, se = gaussian_sharpness(
+        model, task, batch, config.sharpness_eps, config.directions, config.seed, se=True
+    )
     out: dict[str, Any] = {"test_loss": scores["loss"], "test_acc": scores["acc"], **init_measures(model, batch, device),
-                           "sharpness_gauss": gaussian_sharpness(model, task, batch, config.sharpness_eps,
-                                                                 config.directions, config.seed)}  # fmt: skip
+                           "sharpness_gauss": gauss, "sharpness_gauss_se": se}  # fmt: skip
     rho0 = reference_radius(model, config.sharpness_eps)
     radii = [m * rho0 for m in config.radii]
     profile = sharpness_profile(model, batch, radii, config.profile_directions or config.directions,

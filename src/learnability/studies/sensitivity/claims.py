@@ -7,29 +7,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from learnability.studies import (
-    PRE_ENGINE,
-    AllOf,
-    Alternative,
-    Choice,
-    Claim,
-    Contrast,
-    Control,
-    Mean,
-    Plan,
-    Rate,
-    Regime,
-    Revision,
-    Rule,
-    Trend,
-    Units,
-    above,
-    below,
-    pre_engine,
-)  # fmt: skip
+# isort: off
+from learnability.studies import (PRE_ENGINE, AllOf, Alternative, Choice, Claim, Contrast, Control, Mean, Plan,
+                                   Rate, Regime, Revision, Rule, Trend, Units, above, below, pre_engine)  # fmt: skip
 from learnability.studies.sensitivity import evidence as ev
 from learnability.studies.sensitivity.evidence import CONTROLS, LABELS
 from learnability.studies.sensitivity.plan import SensitivityParams
+# isort: on
 
 # fmt: off
 STATE = Choice("state", "fit+K", ("fit", "end of budget"),

@@ -105,9 +105,21 @@ def growth(sweeps: str, value: Callable[[Any, dict[str, Any], Choices], float | 
             return Evidence(pipeline=bad) if runs else Evidence(missing=f"no finished {sweeps} runs")
         kept, note = mechanistic(runs, choices, lambda r, st: value(r, st, choices))
         obs = [Obs(seed_unit(r), v, n_of(r), task_of(r)) for r, v in kept]
-        return Evidence(obs, notes=f"{note}; PARITY's fit step (median [range]) {fit_steps(runs)}")
+        return Evidence(obs, notes=f"{note}; PARITY's fit step (median [range]) {fit_steps(runs)}"
+                        + (noise(kept, choices) if value is _sharpness else ""))
 
     return evidence
+
+
+def noise(kept: list[tuple[Any, float]], choices: Choices) -> str:
+    """The measurement noise of the Gaussian sharpness: its median relative standard error per PARITY model."""
+    if choices.get("sharpness", "gauss") != "gauss":
+        return ""
+    rel = [num(st.get("sharpness_gauss_se")) / abs(num(st.get("sharpness_gauss"))) for r, _ in kept
+           if task_of(r) == "parity" and (st := state(r, choices.get("state", "fit+K"))) and num(st.get("sharpness_gauss"))]
+    rel = [x for x in rel if math.isfinite(x)]
+    return (f"; the Gaussian sharpness's standard error over its directions is {median(rel):.1%} of it per model "
+            f"(median of {len(rel)} PARITY models)") if rel else ""
 
 
 def _read(prefix: str, choice: str, default: str) -> Callable[[Any, dict[str, Any], Choices], float | None]:
