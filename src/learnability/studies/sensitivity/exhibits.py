@@ -58,7 +58,8 @@ def scaling(results: StudyResults) -> list[Figure | Table]:
     figure = Figure("scaling", "Scaling with n: accuracy of all runs at the budget's end, the model's own "
                     "sensitivity K steps after its fit (converged runs; 95% over seeds; the claims' panels show "
                     "sharpness, blowup and norm), and PARITY's norm and blowup against the steps since its fit "
-                    "(medians): what the end of a fixed budget adds where the fit comes early.", panels, ncols=2)
+                    "(medians): what the end of a fixed budget adds where the fit comes early.", panels, ncols=2,
+                    claims=("sharpness-grows", "blowup-grows", "norm-grows"))
     return [table, figure, *bound(head)]
 
 
@@ -86,7 +87,7 @@ def bound(head: list[tuple[Any, dict[str, Any]]]) -> list[Figure]:
     return [Figure("bound", "The sharpness bound of §5: PARITY's L_ρ over the radius grid (ρ in multiples of ε√P; "
                    "median over converged seeds, K steps after the fit) against as(T)/(2n) of an exact PARITY model.",
                    [Panel("PARITY: sharpness profile", "sphere radius ρ", "L_ρ (±1 units)", series=curves, logx=True,
-                          logy=True, hlines=[(0.5, "as(T)/(2n) of an exact PARITY model")])])] if curves else []
+                          logy=True, hlines=[(0.5, "as(T)/(2n) of an exact PARITY model")])], claims=("bound-radius",))] if curves else []
 
 
 def tradeoff(results: StudyResults) -> list[Figure]:
@@ -98,7 +99,8 @@ def tradeoff(results: StudyResults) -> list[Figure]:
                   for n, cell in group_by(mine, lambda p: n_of(p[0])).items()]
         panels.append(Panel(f"{LABELS.get(task, task)}: {len(mine)} runs", "‖θ‖ / ‖θ₀‖", "Blowup (paper)", series=series, logy=True))
     return [Figure("tradeoff", "Norm (relative to initialisation) against LayerNorm blowup, K steps after the fit "
-                   "(converged runs: seeds and any random (lr, weight decay) draws), by n.", panels)] if panels else []
+                   "(converged runs: seeds and any random (lr, weight decay) draws), by n.", panels,
+                   claims=("tradeoff-frontier",))] if panels else []
 
 
 def dynamics(results: StudyResults) -> list[Figure]:
@@ -126,7 +128,7 @@ def dynamics(results: StudyResults) -> list[Figure]:
     panels.append(Panel("the rise per run (the claim)", "run (by weight decay, seed)", "log10(after / before)",
                         series=rises, hlines=[(0.0, "no rise"), (0.04, "band edge ×1.1")]))
     return [Figure("dynamics", "PARITY training on one fixed probe batch, aligned at the first step with loss < 0.01 "
-                   "(Fig. 3), and each run's rise of sharpness and blowup from the plateau to the mean after alignment.", panels, ncols=3)]
+                   "(Fig. 3), and each run's rise of sharpness and blowup from the plateau to the mean after alignment.", panels, ncols=3, claims=("dynamics-rise",))]
 
 
 def generalisation(results: StudyResults) -> list[Figure]:
@@ -144,23 +146,24 @@ def generalisation(results: StudyResults) -> list[Figure]:
         for name, pts in group_by(refits, lambda p: p[0]).items()]))
     return [Figure("generalisation", "Learning a random function from part of its truth table: the learned "
                    "function's sensitivity against random completions of the same data, and the sharpness of a "
-                   "model refitted to each full table (Fig. 4).", panels)]
+                   "model refitted to each full table (Fig. 4).", panels, claims=("generalisation-low-sensitivity", "flatter-minima"))]
 
 
 def length(results: StudyResults) -> list[Figure]:
     runs = results.of("length") + results.of("length_alt")
     if not runs:
         return []
-    points = [(f"{LABELS[task_of(r)]}, {r.config['model']['positions']}", sum(map(int, b.split("-"))) / 2, num(a))
+    points = [(f"{LABELS[task_of(r)]}, {r.config['model']['positions']}", b, num(a))
               for r in runs for b, a in (r.metrics.get("length_acc") or {}).items()]
     series = [_accuracy([(x, a) for _, x, a in pts], g) for g, pts in group_by(points, lambda p: p[0]).items()]
-    hi = results.params.len_train[1]
+    hi, buckets = results.params.len_train[1], sorted({p[1] for p in points}, key=lambda b: int(b.split("-")[0]))
     ref = "; ".join(f"{LABELS[t]} {' / '.join(map(str, v))}" for t, v in REFERENCE.accuracy.items())
-    return [Figure("length", f"Accuracy per length bucket (x: its mean length; trained on lengths up to {hi}), CLS "
+    return [Figure("length", f"Accuracy per length bucket (trained on lengths up to {hi}), CLS "
                    f"read-out; 95% over seeds. For orientation ({REFERENCE.source}; {REFERENCE.model}; buckets "
                    f"{', '.join(REFERENCE.buckets)}): {ref}",
-                   [Panel("length generalisation", "string length (bucket mean)", "accuracy", series=series,
-                          ylim=(0.3, 1.02), vlines=[(hi + 0.5, "longest training length")], hlines=[(0.5, "chance")])])]
+                   [Panel("length generalisation", "string lengths (bucket)", "accuracy", series=series, categories=buckets,
+                          ylim=(0.3, 1.02), vlines=[(0.5, "longest training length")], hlines=[(0.5, "chance")])],
+                   claims=("length-generalisation",))]
 
 
 def scratchpad(results: StudyResults) -> list[Figure]:
@@ -188,7 +191,7 @@ def scratchpad(results: StudyResults) -> list[Figure]:
     return [Figure("scratchpad", "The PARITY bit at the same budget — the autoregressive prefix-parity scratchpad decoded "
                    "on its own outputs, its last step given the true prefix, and plain PARITY (the control, at the "
                    "largest n) — and the scratchpad models' sharpness, blowup and norm against n (Fig. 11); 95% over "
-                   "seeds.", panels, ncols=2)]
+                   "seeds.", panels, ncols=2, claims=("scratchpad",))]
 
 
 def exhibits(results: StudyResults, plan: Plan[SensitivityParams]) -> list[Figure | Table | str]:
