@@ -47,11 +47,12 @@ class Params:
     ]  # a seed fixes the initial weights and the data stream of both conditions
     steps: int  # the most steps; a run stops once it fits every string
     batch: int
+    eval_every: int  # a run is checked for a fit (and stops) every this many steps
 
 
 PLANS = {
-    "tiny": Plan("tiny", Params(5, 16, None, (0, 1, 2), 100, 64), {"*": "smoke test: width 16, 100 steps"}),
-    "quick": Plan("quick", Params(7, 32, 64, tuple(range(10)), 1500, 128), cost="about 5 CPU-minutes"),
+    "tiny": Plan("tiny", Params(5, 16, None, (0, 1, 2), 80, 64, 20), {"*": "smoke test: width 16, 80 steps"}),
+    "quick": Plan("quick", Params(7, 32, 64, tuple(range(10)), 1500, 128, 50), cost="about 5 CPU-minutes"),
 }  # fmt: skip
 # the sparse XOR is x1 ⊕ x3 (sensitivity 2 at every string); PARITY n, MAJORITY about √n
 FUNCTIONS = {"parity": "PARITY", "majority": "MAJORITY", "x1 ^ x3": "sparse XOR x1⊕x3"}
@@ -70,7 +71,9 @@ def sweeps(plan: Plan[Params]) -> list[Sweep]:
         base = {
             "task": {"name": "boolean", "n": p.n, "targets": "pm1", "mode": "online"},
             "model": dict(arch="boolean_transformer", d_model=width, d_ff=width, max_len=p.n),
-            "train": dict(steps=p.steps, batch_size=p.batch, eval_every=50, converge_acc=1.0),
+            "train": dict(
+                steps=p.steps, batch_size=p.batch, eval_every=p.eval_every, converge_acc=1.0
+            ),
             "measure": ["profile"],  # the model's own function on all 2^n strings
             "save_model": False,
         }

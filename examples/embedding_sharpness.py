@@ -45,7 +45,7 @@ from learnability.studies import (
 class Params:
     n: int
     width: int  # d_model = d_ff
-    functions: tuple[str, ...]  # the first is the headline, the others robustness alternatives
+    functions: tuple[str, ...]  # trained: MAJORITY is the headline, sparse XOR the alternative
     seeds: tuple[
         int, ...
     ]  # a seed fixes the initial weights and the data stream of both conditions
@@ -55,8 +55,8 @@ class Params:
 
 
 PLANS = {
-    "tiny": Plan("tiny", Params(5, 16, ("majority", "x1 ^ x3"), (0, 1, 2), 80, 64, 4),
-                 {"*": "smoke test: width 16, 80 steps, 4 sharpness directions"}),
+    "tiny": Plan("tiny", Params(5, 16, ("majority",), (0, 1, 2), 150, 64, 4),
+                 {"*": "smoke test: width 16, MAJORITY only, 150 steps, 4 sharpness directions"}),
     "quick": Plan("quick", Params(7, 32, ("majority", "x1 ^ x3"), tuple(range(6)), 1500, 128, 16),
                   cost="about 4 CPU-minutes"),
 }  # fmt: skip
@@ -123,7 +123,7 @@ def compare(default_key: str):
 def claims(plan: Plan[Params]) -> list[Claim]:
     p = plan.params
     function = Choice(
-        "function", p.functions[0], p.functions[1:], "another function both kinds of training fit"
+        "function", "majority", ("x1 ^ x3",), "the other function both kinds of training fit"
     )
     units = Units(
         "seed", 3, "a seed fixes the initial weights and the data stream of both conditions"
@@ -189,7 +189,7 @@ def exhibits(results, plan: Plan[Params]) -> list:
             ends = [min(xs + ys), max(xs + ys)]
             series.append(Series("equal sharpness", ends, ends, kind="dashed"))
         panels.append(Panel(NAMES[f], "fully trained: sharpness (trainable)", "embedding-only: sharpness (trainable)",
-                            series=series, logx=True, logy=True, note="" if seeds else "no seed fits both"))  # fmt: skip
+                            series=series, logx=bool(seeds), logy=bool(seeds), note="" if seeds else "no seed fits both"))  # fmt: skip
     table = Table("solutions that fit the function", ["function", "condition", "seeds", *SHOWN.values()], rows,
                   "mean [min–max] over the seeds whose model fits the function on all strings")  # fmt: skip
     caption = "Per seed, the embedding-only solution's sharpness against the fully trained one's (same seed)."
