@@ -8,7 +8,7 @@ and the same initial weights: embedding-only (token and position embeddings and 
 everything else stays at its initialisation) and fully trained, the matched control. A seed is the
 independent unit; learned = the model's thresholded function equals the target on all 2^n strings.
 
-    learnability study run examples/embedding_learns.py               # quick: ~5 CPU-min
+    learnability study run examples/embedding_learns.py               # quick: ~4 CPU-min (248 CPU-s measured)
     learnability study run examples/embedding_learns.py --scale tiny  # the test suite's smoke run
 """
 
@@ -52,7 +52,7 @@ class Params:
 
 PLANS = {
     "tiny": Plan("tiny", Params(5, 16, None, (0, 1, 2), 80, 64, 20), {"*": "smoke test: width 16, 80 steps"}),
-    "quick": Plan("quick", Params(7, 32, 64, tuple(range(10)), 1500, 128, 50), cost="about 5 CPU-minutes"),
+    "quick": Plan("quick", Params(7, 32, 64, tuple(range(10)), 1500, 128, 50), cost="about 4 CPU-minutes (248 CPU-s measured)"),
 }  # fmt: skip
 # the sparse XOR is x1 ⊕ x3 (sensitivity 2 at every string); PARITY n, MAJORITY about √n
 FUNCTIONS = {"parity": "PARITY", "majority": "MAJORITY", "x1 ^ x3": "sparse XOR x1⊕x3"}

@@ -8,7 +8,7 @@ same data and initial weights (the matched control), and beside the target with 
 wrong strings placed uniformly at random (a same-agreement null: are the errors biased to low
 sensitivity, or just errors?). A seed is the independent unit.
 
-    learnability study run examples/embedding_profile.py               # quick: ~4 CPU-min
+    learnability study run examples/embedding_profile.py               # quick: ~1.5 CPU-min (92 CPU-s measured)
     learnability study run examples/embedding_profile.py --scale tiny  # the test suite's smoke run
 """
 
@@ -62,7 +62,7 @@ PLANS = {
     "tiny": Plan("tiny", Params(5, 16, ("parity", RANDOM), (0, 1, 2), 80, 64, 20),
                  {"*": "smoke test: width 16, 80 steps, two targets"}),
     "quick": Plan("quick", Params(7, 32, ("parity", RANDOM, "majority", "first"), tuple(range(6)), 1500, 128, 50),
-                  cost="about 4 CPU-minutes"),
+                  cost="about 1.5 CPU-minutes (92 CPU-s measured)"),
 }  # fmt: skip
 NAMES = {"parity": "PARITY", RANDOM: "random function", "majority": "MAJORITY", "first": "FIRST"}
 # each condition its own recipe (fixed on pilot seeds 100-101, never on the plan's seeds)
