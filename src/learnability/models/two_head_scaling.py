@@ -4,9 +4,9 @@ nested draw, and one finite-sample step over a doubling grid of sample sizes n f
 - `NestedEmbeddings` + `nested_m_scan`: row i of V_m is z_i[:m] / |z_i[:m]| with z_i ~ N(0, I_{m_max}), and
   θ_m = t[:m] / |t[:m]|, so every V_m has rows uniform on S^{m−1} and θ_m is uniform on S^{m−1} (θ̃ = −θ as in
   the paper), and the m grid shares common random numbers: success against m is one sample path per draw,
-  not independent draws per m. Memory is O(d·m_max) float32 for the cached draw plus O(d) per m; time
-  O(d·Σm + G·d·|grid|). Rows come in chunks, each from its own seeded numpy stream, so the draw does not
-  depend on how it is cached.
+  not independent draws per m. Memory is O(d·m_max) float32 for the cached draw plus `GROUP_BYTES`; time
+  O(d·m_max·|groups| + G·d·|grid|). Rows come in chunks of `ROWS`, each from its own seeded stream, so the
+  draw does not depend on how it is cached or grouped (it does on `ROWS`).
 - `sample_ladder`: the first n strings of one seeded stream, for n on an ascending grid; the gradient is
   accumulated block by block (O(n_max·d) in all, O(block·d) memory), the step size is chosen by the loss on
   the first `select` training strings, and the step is scored on the exact population loss.

@@ -94,8 +94,8 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
                           labels={"step": "after one step", "init": "same draws before it"}, version=2),
             units=Units(DRAWS, min_per_cell=max(2, p.one_step_seeds // 4), note="judged on the seeds that did not choose c*"),
             control=Control("the same draws before the step (η = 0)", group="init"),
-            choices=(Choice("eta", "one_c", ("per_d", "lower_edge"), "choose the step size per d on the judged draws; "
-                            "take the lower edge of the calibration plateau (nearest the theorem's constant)"),),
+            choices=(Choice("eta", "one_c", ("per_d", "c=1", "c=10"), "choose the step size per d on the judged draws; "
+                            "fix c at the theorem's order with constant 1 or 10, without calibration"),),
             history=(pre_engine(Rate("step", above(0.5, 0.8), what="success rate"), choices={"eta": "per_d"}),),
             figure="one_step",
             regime=Regime("d large enough, m ≥ C·polylog d, η = Θ(d²·ln d) with an unspecified constant",
@@ -216,8 +216,9 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
             units=Units("d (smallest size pools its seeds)", min_per_cell=1),
             control=Control("the transformer's 2m* at the same d, same loss bar and seed fraction", group="transformer"),
             choices=(Choice("fraction", SEED_FRACTION, (0.5,), "the fraction of seeds that must succeed"),
-                     Choice("data", "population", ("same_budget",), "the transformer's finite-sample step within the "
-                            "FFNN's data budget (its 2m at m = ⌈log2(d)²/2⌉) instead of its population 2m*")),
+                     Choice("data", "population", ("finite_sample",), "the transformer learning from strings too: its "
+                            "finite-sample step's 2m (m = ⌈log2(d)²/2⌉, learned within the ladder in the same fraction "
+                            "of draws) instead of its population 2m*")),
             figure="ffnn",
             history=(
                 Revision(_ffnn_trend(3), "2026-11-30", "m* read over every m of the grid, m > d included: "

@@ -71,17 +71,13 @@ def window(ok: Sequence[bool], grid: Sequence[float]) -> Window:
     return Window(grid[idx[0]], grid[idx[-1]], idx[-1] - idx[0] + 1 == len(idx), idx[-1] == len(ok) - 1)
 
 
-def shared_index(success: Sequence[Sequence[bool]], edge: str = "centre") -> int | None:
+def shared_index(success: Sequence[Sequence[bool]]) -> int | None:
     """The grid point where most draws succeed (one step size for all of them): the centre of the longest
-    run of grid points reaching the maximum count (robust to a plateau), or with `edge="lower"` the first
-    point reaching it; None when no draw succeeds."""
+    run of grid points reaching the maximum count (robust to a plateau); None when no draw succeeds."""
     counts = [sum(col) for col in zip(*success)] if success else []
     if not counts or max(counts) == 0:
         return None
-    top = max(counts)
-    if edge == "lower":
-        return counts.index(top)
-    best, start = (0, 0), None  # (length, -start) of the longest run at the maximum
+    top, best, start = max(counts), (0, 0), None  # (length, -start) of the longest run at the maximum
     for i, c in enumerate([*counts, -1]):
         if c == top and start is None:
             start = i
@@ -175,13 +171,14 @@ def ffnn_records(results: StudyResults) -> list[Record]:
     return [r for r in results.records if r.sweep.startswith(f"{S}/ffnn_d") and r.status in ("ok", "diverged")]
 
 
-def finite_sample(results: StudyResults, crit: Criterion, budget: float) -> dict[int, tuple[int, float, float]]:
-    """Per d of the samples sweep: (2m, median n*, fraction of draws whose finite-sample step succeeds
-    and stays successful within `budget` strings); a draw without n* counts as the budget ×2."""
+def finite_sample(results: StudyResults, crit: Criterion) -> dict[int, tuple[int, float, float]]:
+    """Per d of the samples sweep, over the draws whose population step succeeds (the samples claim's
+    protocol): (2m, median n* — a draw that never succeeds within the ladder counts as twice its budget —,
+    the fraction of draws that succeed within the ladder)."""
     out = {}
     for d, rs in by_d(results.of("samples")).items():
-        ns = [n_star(r.metrics["rows"], crit) or 2 * r.metrics["n_max"] for r in rs]
-        out[d] = (2 * int(rs[0].metrics["m"]), median(ns), sum(n <= budget for n in ns) / len(ns))
+        if ns := [n_star(r.metrics["rows"], crit) or 2 * r.metrics["n_max"] for r in rs if population_ok(r, crit)]:
+            out[d] = (2 * int(rs[0].metrics["m"]), median(ns), sum(n <= rs[0].metrics["n_max"] for n in ns) / len(ns))
     return out
 
 
@@ -201,12 +198,14 @@ def one_step(results: StudyResults, choices: Choices) -> Evidence:
     if choices["eta"] == "per_d":  # per d, the step size most of that d's draws share, chosen on themselves
         picks = {d: shared_index([ok[r.run_id] for r in rs]) for d, rs in by_d(recs).items()}
         judged, head = recs, "step size chosen per d on the judged draws themselves"
-    else:  # one c for every d, chosen on the calibration half of the seeds
-        edge = "lower" if choices["eta"] == "lower_edge" else "centre"
-        i = shared_index([ok[r.run_id] for r in recs if r.config["seed"] < half], edge)
+    elif choices["eta"].startswith("c="):  # a fixed constant on the theorem's scale, no calibration
+        i = grid.index(math.log10(float(choices["eta"][2:])))
+        picks, head = dict.fromkeys(by_d(recs), i), f"c fixed at 10^{grid[i]:g} for every d"
+    else:  # one c for every d: the centre of the plateau of the calibration half of the seeds
+        i = shared_index([ok[r.run_id] for r in recs if r.config["seed"] < half])
         picks = dict.fromkeys(by_d(recs), i)
         head = "no c works on the calibration seeds" if i is None else (
-            f"c* = 10^{grid[i]:.2f} (the {edge} of the calibration plateau: one c for every d, seeds 0..{half - 1})")
+            f"c* = 10^{grid[i]:.2f} (the centre of the calibration plateau: one c for every d, seeds 0..{half - 1})")
     obs = []
     for r in judged:
         i = picks[r.config["d"]]
@@ -253,7 +252,7 @@ def kinds_one_step(results: StudyResults, choices: Choices) -> Evidence:
         i = shared_index(ok)
         for r, o in zip(rs, ok):
             hit = any(o) if choices.get("eta", "per_draw") == "per_draw" else (i is not None and o[i])
-            obs.append(Obs(r.config["seed"], float(hit), None, kind))
+            obs.append(Obs(draw(r), float(hit), None, kind))
     return Evidence(obs, notes=f"d = {choices['d']}, m = {recs[0].metrics['m']}")
 
 
@@ -266,7 +265,7 @@ def kinds_many_steps(results: StudyResults, choices: Choices) -> Evidence:
     for r in recs:
         k, first = r.metrics["steps_run"] if choices["within"] == "budget" else int(choices["within"]), \
             r.metrics["steps_to_success"]
-        obs.append(Obs(r.config["seed"], float(first is not None and first <= k), None, r.config["attention"]))
+        obs.append(Obs(draw(r), float(first is not None and first <= k), None, r.config["attention"]))
     return Evidence(obs, notes=f"d = {choices['d']}, budget {recs[0].config['steps']} steps")
 
 
@@ -336,11 +335,10 @@ VACUOUS_PER_BIT = ("a dense first layer has width·d weights, so any MLP of widt
 def ffnn(results: StudyResults, choices: Choices) -> Evidence:
     """log10 trainable parameters needed against log10 d: the FFNN's smallest width, and the transformer at
     the same d under the same loss bar and seed fraction — its population step's 2m* (`data=population`) or
-    its finite-sample step's 2m within the FFNN's data budget (`data=same_budget`); both axes (parameters,
-    strings) in the notes and details."""
+    its finite-sample step's 2m (`data=finite_sample`); both axes (parameters, strings) in notes and details."""
     if choices.get("ffnn_rule") == "per_bit":
         return Evidence(vacuous=VACUOUS_PER_BIT)
-    loss, tau, same = criterion(choices).loss, float(choices["fraction"]), choices.get("data") == "same_budget"
+    loss, tau, finite = criterion(choices).loss, float(choices["fraction"]), choices.get("data") == "finite_sample"
     if not (recs := ffnn_records(results)):
         return Evidence(missing="no finished FFNN runs")
     widths = ffnn_widths(recs, loss, tau)
@@ -349,12 +347,12 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
                         f"at d = {failed} (its training budget, not the claim)")
     budget = max(float(r.config["train"]["steps"] * r.config["train"]["batch_size"]) for r in recs)
     stars = m_stars(results, Criterion(loss, 0.0), tau, cap=choices.get("m_cap", "d") == "d")
-    fs = finite_sample(results, Criterion(loss, 0.0), budget)
-    tf = {d: m2 for d, (m2, _, frac) in fs.items() if frac >= tau} if same else {d: 2 * m for d, m in stars.items() if m}
+    fs = finite_sample(results, Criterion(loss, 0.0))
+    tf = {d: m2 for d, (m2, _, frac) in fs.items() if frac >= tau} if finite else {d: 2 * m for d, m in stars.items() if m}
     if missing := [w.d for w in widths if w.d not in tf]:
-        what = "finite-sample step within the FFNN's budget" if same else "m*"
-        return Evidence(missing=f"the transformer's {what} is undefined at d = {missing} (no m, or too few draws, "
-                        "keeps the seed fraction)")
+        what = "finite-sample step (learned within the ladder)" if finite else "m*"
+        return Evidence(missing=f"the transformer's {what} is undefined at d = {missing}: no m, or too few draws, "
+                        "keeps the seed fraction")
     obs = [Obs(f"d={w.d}", math.log10(w.params or 0), math.log10(w.d), "ffnn") for w in widths]
     obs += [Obs(f"d={w.d}", math.log10(tf[w.d]), math.log10(w.d), "transformer") for w in widths]
     obs += [Obs(f"d={d}", math.log10(p), math.log10(d), "transformer_all") for d, p in tf.items() if d >= 64]
@@ -363,11 +361,11 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
              + f" (budget {budget:,.0f}); transformer's population step (exact gradient): "
              + ", ".join(f"d={w.d}: {2 * (stars.get(w.d) or 0)} / ∞" for w in widths)
              + "; transformer's finite-sample step at m = ⌈log2(d)²/2⌉: "
-             + ", ".join(f"d={d}: {v[0]} / {v[1]:,.0f} (median n*; {v[2]:.0%} of draws within the FFNN's budget)"
-                         for d, v in fs.items() if d in tf or d in {w.d for w in widths}))
+             + ", ".join(f"d={d}: {v[0]} / {v[1]:,.0f} (median n*; {v[2]:.0%} of draws within the ladder)"
+                         for d, v in fs.items()))
     details = {"ffnn": {str(w.d): {"width": w.width, "params": w.params, "strings": w.strings} for w in widths},
                "transformer_population": {str(d): 2 * m for d, m in stars.items() if m},
-               "transformer_finite_sample": {str(d): {"params": v[0], "median_n_star": v[1], "within_budget": v[2]}
+               "transformer_finite_sample": {str(d): {"params": v[0], "median_n_star": v[1], "within_ladder": v[2]}
                                              for d, v in fs.items()}, "ffnn_budget_strings": budget}
     return Evidence(obs, notes=notes, details=details)
 

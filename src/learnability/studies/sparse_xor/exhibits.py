@@ -189,7 +189,7 @@ def ffnn(results: StudyResults) -> list[Item]:
     widths = ev.ffnn_widths(recs, SUCCESS.loss, SEED_FRACTION)
     stars = {d: 2 * m for d, m in ev.m_stars(results, LOOSE, SEED_FRACTION).items() if m}
     budget = max(r.config["train"]["steps"] * r.config["train"]["batch_size"] for r in recs)
-    fs = ev.finite_sample(results, LOOSE, budget)
+    fs = ev.finite_sample(results, LOOSE)
     net = [w for w in widths if w.params]
     params = [Series("FFNN (smallest width)", [w.d for w in net], [float(w.params or 0) for w in net]),
               Series("transformer 2m* (population step; the control)", list(stars), list(stars.values())),
