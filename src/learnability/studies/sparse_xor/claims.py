@@ -150,7 +150,7 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
             rule=_kind_contrasts("success rate within K steps"),
             units=Units("draw (seed)", min_per_cell=4),
             control=Control("the other attention kinds on the same draws", group="linear"),
-            choices=(Choice("within", "10", (), "how many steps count as 'not many more'"), _second_d(p)),
+            choices=(Choice("within", 10, (), "how many steps count as 'not many more'"), _second_d(p)),
             history=(pre_engine(AllOf(tuple(Rate(k, below(0.5, 0.75), what="success rate within 10 steps")
                                             for k in ("linear", "erf", "sigmoid")))),),
             figure="attention_kinds",
@@ -226,11 +226,11 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
                 pre_engine(AllOf((Mean("ffnn", above(0.5, 1.0), what="the minimum parameters per input bit"),
                                   PRE_TRANSFORMER), version=2),
                            ", relaxed after results came in: ≥ 1 parameter per input bit and the transformer's 2m* "
-                           "slope ≤ 0.25 — decided by the architecture", {"ffnn_rule": "per_bit", "m_cap": "none"}),
+                           "slope ≤ 0.25 — decided by the architecture", {"ffnn_rule": "per_bit"}),
                 pre_engine(AllOf((Trend("ffnn", above(0.3, 0.5), x="log10 d", y="log10 parameters", per_unit=False),
                                   PRE_TRANSFORMER), version=1),
                            " as first written, before its relaxation: the FFNN's log-log slope with its 95% CI above "
-                           "0.5, and the transformer's 2m* slope ≤ 0.25 over all its d", {"m_cap": "none"}),
+                           "0.5, and the transformer's 2m* slope ≤ 0.25 over all its d", {"m_cap": "none", "all_d": True}),
             ),
             regime=Regime("any d (the FFNN's dense first layer)", f"d = {p.ffnn_d}, ≤ {p.ffnn_steps:,} Adam steps",
                           True),

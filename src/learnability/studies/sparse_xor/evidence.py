@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from learnability.claims import Evidence, Obs
 from learnability.models.two_head_steps import Criterion
@@ -49,8 +49,7 @@ def by_d(records: Sequence[Record]) -> dict[int, list[Record]]:
     return group_by(records, lambda r: int(r.config["d"]))
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(NamedTuple):
     """Where one draw's step succeeds on the grid (log10 units of the grid): the smallest and largest
     working step size, whether the working set is one interval, and whether it reaches the grid's top."""
 
@@ -65,8 +64,7 @@ class Window:
 
 
 def window(ok: Sequence[bool], grid: Sequence[float]) -> Window:
-    idx = [i for i, v in enumerate(ok) if v]
-    if not idx:
+    if not (idx := [i for i, v in enumerate(ok) if v]):
         return Window(None, None, True, False)
     return Window(grid[idx[0]], grid[idx[-1]], idx[-1] - idx[0] + 1 == len(idx), idx[-1] == len(ok) - 1)
 
@@ -232,41 +230,39 @@ def step_size(results: StudyResults, choices: Choices) -> Evidence:
         return Evidence(missing="no draw has a working step size")
     obs = [Obs(draw(r), float(w.lo or 0), math.log10(r.config["d"]), "softmax") for r, w in have]
     none, top = len(wins) - len(have), sum(w.open_top for _, w in have)
-    notes = (f"{none} of {len(wins)} draws have no working step size (excluded); "
-             f"{sum(w.lo == grid[0] for _, w in have)} start at the grid's lowest c (10^{grid[0]:g}); working window: "
-             f"median {median([w.decades for _, w in have]):.2f} decades, {top} of {len(have)} reach the grid's top "
-             f"c = 10^{grid[-1]:g} (the upper end lies beyond it), {sum(not w.contiguous for _, w in have)} are not "
-             "one interval")
+    notes = (f"{none} of {len(wins)} draws have no working step size (excluded); working window: median "
+             f"{median([w.decades for _, w in have]):.2f} decades, {top} of {len(have)} reach the grid's top c = "
+             f"10^{grid[-1]:g}, {sum(not w.contiguous for _, w in have)} are not one interval")
     return Evidence(obs, notes=notes, details={"no_working_step": none, "open_top": top})
 
 
+def _kinds(results: StudyResults, sweep: str, d: int) -> dict[str, list[Record]] | Evidence:
+    recs = [r for r in results.of(sweep) if r.config["d"] == d]
+    return group_by(recs, lambda r: r.config["attention"]) if recs else Evidence(missing=f"no {sweep} runs at d = {d}")
+
+
 def kinds_one_step(results: StudyResults, choices: Choices) -> Evidence:
-    """Per kind and draw (same seeds for every kind), at one d: does one step succeed — at any step size of
-    the grid (`per_draw`, the most generous to every kind) or at one step size shared by the kind's draws."""
-    recs = [r for r in results.of("kinds") if r.config["d"] == int(choices["d"])]
-    if not recs:
-        return Evidence(missing=f"no finished attention-kind runs at d = {choices['d']}")
+    """Per kind and draw (same seeds for every kind), at one d: does one step succeed at any step size of the
+    grid (the most generous to every kind; `eta=shared`, the pre-engine reading: at one shared by its draws)."""
+    if isinstance(kinds := _kinds(results, "kinds", int(choices["d"])), Evidence):
+        return kinds
     obs, crit = [], criterion(choices)
-    for kind, rs in group_by(recs, lambda r: r.config["attention"]).items():
+    for kind, rs in kinds.items():
         ok = [step_ok(r, crit) for r in rs]
         i = shared_index(ok)
-        for r, o in zip(rs, ok):
-            hit = any(o) if choices.get("eta", "per_draw") == "per_draw" else (i is not None and o[i])
-            obs.append(Obs(draw(r), float(hit), None, kind))
-    return Evidence(obs, notes=f"d = {choices['d']}, m = {recs[0].metrics['m']}")
+        obs += [Obs(draw(r), float(i is not None and o[i] if choices.get("eta") == "shared" else any(o)), None, kind)
+                for r, o in zip(rs, ok)]
+    return Evidence(obs, notes=f"d = {choices['d']}, m = {rs[0].metrics['m']}")
 
 
 def kinds_many_steps(results: StudyResults, choices: Choices) -> Evidence:
     """Per kind and draw, at one d: did population gradient descent succeed within K steps at its best η."""
-    recs = [r for r in results.of("many_steps") if r.config["d"] == int(choices["d"])]
-    if not recs:
-        return Evidence(missing=f"no finished many-step runs at d = {choices['d']}")
-    obs = []
-    for r in recs:
-        k, first = r.metrics["steps_run"] if choices["within"] == "budget" else int(choices["within"]), \
-            r.metrics["steps_to_success"]
-        obs.append(Obs(draw(r), float(first is not None and first <= k), None, r.config["attention"]))
-    return Evidence(obs, notes=f"d = {choices['d']}, budget {recs[0].config['steps']} steps")
+    if isinstance(kinds := _kinds(results, "many_steps", int(choices["d"])), Evidence):
+        return kinds
+    k = int(choices["within"])
+    obs = [Obs(draw(r), float(r.metrics["steps_to_success"] is not None and r.metrics["steps_to_success"] <= k),
+               None, kind) for kind, rs in kinds.items() for r in rs]
+    return Evidence(obs, notes=f"d = {choices['d']}, budget {next(iter(kinds.values()))[0].config['steps']} steps")
 
 
 # The m* analyses the v3 polylog rule must all pass: the headline (group "transformer") and each analysis
@@ -355,7 +351,8 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
                         "keeps the seed fraction")
     obs = [Obs(f"d={w.d}", math.log10(w.params or 0), math.log10(w.d), "ffnn") for w in widths]
     obs += [Obs(f"d={w.d}", math.log10(tf[w.d]), math.log10(w.d), "transformer") for w in widths]
-    obs += [Obs(f"d={d}", math.log10(p), math.log10(d), "transformer_all") for d, p in tf.items() if d >= 64]
+    if choices.get("all_d"):  # the pre-engine rules' transformer part: 2m* over every d of the m sweep
+        obs += [Obs(f"d={d}", math.log10(p), math.log10(d), "transformer_all") for d, p in tf.items() if d >= 64]
     notes = ("parameters / strings — FFNN (smallest width): "
              + ", ".join(f"d={w.d}: {w.params} / {w.strings:,.0f}" for w in widths)
              + f" (budget {budget:,.0f}); transformer's population step (exact gradient): "
