@@ -429,7 +429,7 @@ def evaluate(
         details.setdefault("rule", head.decision.details)
     panel = None
     if claim.figure is None and head.frame is not None:
-        panel = claim.rule.panel(head.frame, claim.title)
+        panel = claim.rule.panel(head.frame, claim.title, head.decision)
     pw = power_of(claim, head, results)
     verdict, qualifier, adaptive = head.verdict, head.qualifier, None
     if sequential is not None:

@@ -589,6 +589,8 @@ def analyse(
     cost = None
     if need is None:
         text = f"{head}; more than {max(256, MAX_FACTOR * max(n0, 1))} would be needed for 80%"
+    elif need <= n0:
+        text = f"{head}; {need} would already give 80%"
     else:
         text = f"{head}; {need} would give 80%"
         if seconds_per_unit is not None:

@@ -81,7 +81,9 @@ def analyse_records(
     for claim in claims:
         if claim.panel is not None:
             name = f"claim_{claim.id.split('/', 1)[1]}"
-            caption = f"Claim '{claim.title}': the data its rule judged (mean and 95% interval per unit cell)."
+            caption = (
+                f"Claim '{claim.title}': the estimates its rule judged, with its bands and control."
+            )
             report.figures.append(
                 render.save(Figure(name, caption, [claim.panel]), figures_dir, study.name)
             )

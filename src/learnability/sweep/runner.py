@@ -35,6 +35,7 @@ from rich.progress import (
 
 from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_choice
+from learnability.sweep.ensemble import group_runs
 from learnability.sweep.executors import make_executor
 from learnability.sweep.jobs import get_job
 from learnability.sweep.spec import RunSpec, Sweep
@@ -200,12 +201,15 @@ def run_sweep(
     retry_failed: bool = False,
     progress: bool = True,
     threads_per_worker: int = 1,
+    ensembles: bool = True,
 ) -> SweepSummary:
     """Execute the runs of `sweeps` not yet done in `store`; returns counts and timings.
 
     backend "local": a process pool of `workers` processes (default: CPU count; 0 runs inline, for
     debugging). backend "ray": Ray tasks at `address` (HOST:PORT), or a local Ray started here.
-    Each run uses `threads_per_worker` torch threads on `device` ("cpu", "cuda", "auto", ...)."""
+    Each run uses `threads_per_worker` torch threads on `device` ("cpu", "cuda", "auto", ...).
+    With `ensembles`, runs that differ only in their seeds go to a worker together and train as one
+    stacked model where that measures faster (`learnability.sweep.ensemble`; same results)."""
     t0 = time.perf_counter()
     check_run_options(backend, workers, address, device, threads_per_worker)
     specs = collect_runs(sweeps)
@@ -225,6 +229,7 @@ def run_sweep(
             retry_failed,
             progress,
             threads_per_worker,
+            ensembles,
         )
     finally:
         summary.seconds = time.perf_counter() - t0
@@ -244,6 +249,7 @@ def _drive(
     retry_failed: bool,
     progress: bool,
     threads: int,
+    ensembles: bool = True,
 ) -> None:
     stored = store.status_of(s.run_id for s in specs)
     done_states = {"ok", "diverged"} | (set() if retry_failed else {"failed"})
@@ -256,6 +262,9 @@ def _drive(
         executor = make_executor(
             backend, workers, address, threads, device, tuple(modules.values())
         )
+        if ensembles:  # seeds of one shape travel together (they may train as one stacked model)
+            executor, grouped = group_runs(executor, todo, device, threads)
+            todo = deque(grouped)
     store.add_members(specs)
     if executor is None:
         return
