@@ -118,14 +118,17 @@ def test_nested_draw_gives_the_same_step_as_its_explicit_embeddings() -> None:
 
 def test_nested_scan_is_the_same_in_groups_of_any_size_and_without_the_cache(monkeypatch) -> None:
     ms, etas = [3, 8, 13, 24], step_sizes(C_GRID, "c", 300)
-    monkeypatch.setattr(two_head_scaling, "ROWS", 64)  # the draw in chunks of 64 rows (ROWS is part of it)
+    # the draw in chunks of 64 rows (ROWS is part of the draw)
+    monkeypatch.setattr(two_head_scaling, "ROWS", 64)
     whole = nested_m_scan(NestedEmbeddings(300, 24, seed=5), ms, "softmax", 7, 200, etas)
     monkeypatch.setattr(two_head_scaling, "GROUP_BYTES", 32 * 300)  # one m a group
     monkeypatch.setattr(two_head_scaling, "CACHE_BYTES", 0)  # the draw redrawn for every pass
     parts = nested_m_scan(NestedEmbeddings(300, 24, seed=5), ms, "softmax", 7, 200, etas)
     for a, b in zip(whole, parts):
         assert a.m == b.m and a.loss0 == pytest.approx(b.loss0, rel=1e-12)
-        assert torch.allclose(a.loss, b.loss, rtol=1e-9, atol=1e-12) and torch.equal(a.spec > 0.9, b.spec > 0.9)
+        assert torch.allclose(a.loss, b.loss, rtol=1e-9, atol=1e-12) and torch.equal(
+            a.spec > 0.9, b.spec > 0.9
+        )
 
 
 def test_sample_ladder_step_is_the_exact_finite_sample_gradient() -> None:
@@ -191,13 +194,20 @@ def test_ffnn_width_is_the_smallest_that_keeps_the_seed_fraction() -> None:
                                  {"test_loss": 0.01 if s < hits else 0.6, "trainable_params": w * (d + 2) + 1,
                                   "converged_step": 100 * (s + 1) if s < hits else None}))  # fmt: skip
     recs.append(
-        _rec("ffnn_d64_s9", {**TRAIN, "task": {"n": 64}, "model": {"width": 4}}, {}, status="diverged")
+        _rec(
+            "ffnn_d64_s9",
+            {**TRAIN, "task": {"n": 64}, "model": {"width": 4}},
+            {},
+            status="diverged",
+        )
     )
     out = {w.d: w for w in ffnn_widths(recs, 0.05, 0.75)}
     assert out[16].width == 2 and out[16].params == 2 * 18 + 1
     assert out[64].width == 4 and out[64].fractions[4] == pytest.approx(4 / 5)  # diverged = failure
     # strings seen until the convergence check, median over the width's finished seeds (100..400 steps × 128)
-    assert out[16].strings == pytest.approx(250 * 128) and out[64].strings == pytest.approx(250 * 128)
+    assert out[16].strings == pytest.approx(250 * 128) and out[64].strings == pytest.approx(
+        250 * 128
+    )
 
 
 def test_a_kind_that_never_succeeds_has_no_working_step_size() -> None:
@@ -366,7 +376,9 @@ def test_polylog_rule_needs_every_m_analysis() -> None:
     assert (row.verdict, row.qualifier) == ("inconclusive", "scale")
     # two of eight seeds never succeed at the largest d: τ = 0.875 has no m* there, so the rule cannot pass
     # although the headline analysis alone (v2) still does
-    gap = _polylog_results(lambda d, s: 1e9 if d == 2**20 and s >= 6 else (1 + s / 20) * math.log(d) ** 1.5)
+    gap = _polylog_results(
+        lambda d, s: 1e9 if d == 2**20 and s >= 6 else (1 + s / 20) * math.log(d) ** 1.5
+    )
     row = evaluate(claim, gap, "sparse_xor", "quick")
     assert row.verdict == "inconclusive" and row.history[1]["verdict"] == "reproduced"
     assert "τ=0.875: no m ≤ d on the grid reaches the fraction at d = [1048576]" in row.measured
@@ -387,11 +399,18 @@ def test_one_step_reports_success_against_c_and_the_plateau_centre() -> None:
     e = ev.one_step(results, {"eta": "one_c"})
     # calibration counts 0, 2, 8, 8, 8 (both d): the plateau 10^1..10^3, its centre 10^2
     assert e.details["log10_c_star"] == {64: 2.0, 256: 2.0}
-    assert e.details["success_by_c"]["succeeded"] == [0, 2, 4, 6, 8] and e.details["success_by_c"]["draws"] == 8
+    assert (
+        e.details["success_by_c"]["succeeded"] == [0, 2, 4, 6, 8]
+        and e.details["success_by_c"]["draws"] == 8
+    )
     assert "2/8 at c = 10^0, 4/8 at c = 10^1" in e.notes
     assert sum(o.y for o in e.obs if o.group == "step") == 6  # judged draws at c* = 10^2
-    fixed = ev.one_step(results, {"eta": "c=10"})  # the theorem's order, constant 10: no calibration
-    assert fixed.details["log10_c_star"][64] == 1.0 and sum(o.y for o in fixed.obs if o.group == "step") == 4
+    # the theorem's order with constant 10, no calibration
+    fixed = ev.one_step(results, {"eta": "c=10"})
+    assert (
+        fixed.details["log10_c_star"][64] == 1.0
+        and sum(o.y for o in fixed.obs if o.group == "step") == 4
+    )
 
 
 def test_ffnn_states_both_axes_and_compares_at_the_same_data_budget() -> None:
@@ -401,18 +420,36 @@ def test_ffnn_states_both_axes_and_compares_at_the_same_data_budget() -> None:
         for s in range(4):
             rows = [{"n": 2**k, "loss": 0.0 if 2**k >= n_star else 0.9, "spec": 1.0 if 2**k >= n_star else 0.0}
                     for k in range(5, 19)]  # fmt: skip
-            recs.append(_rec("samples", {"d": d, "seed": s}, {"m": d // 8, "n_max": 2**18, "rows": rows,
-                                                               "population_loss": [0.0], "population_spec": [1.0]}))
+            recs.append(
+                _rec(
+                    "samples",
+                    {"d": d, "seed": s},
+                    {
+                        "m": d // 8,
+                        "n_max": 2**18,
+                        "rows": rows,
+                        "population_loss": [0.0],
+                        "population_spec": [1.0],
+                    },
+                )
+            )
             for w in (2, 4):
                 recs.append(_rec(f"ffnn_d{d}_s{s}", {**TRAIN, "task": {"n": d}, "model": {"width": w}},
                                  {"test_loss": 0.001, "trainable_params": w * (d + 2) + 1, "converged_step": 500}))  # fmt: skip
     results = StudyResults(recs, "quick", "sparse_xor")
     choices = {"fraction": 0.75, "data": "population"}
     e = ev.ffnn(results, choices)
-    params = {(o.group, round(10**o.x)): round(10**o.y) for o in e.obs if o.group != "transformer_all"}
-    assert params[("ffnn", 64)] == 2 * 66 + 1 and params[("transformer", 1024)] == 64  # 2m* from the population
+    params = {
+        (o.group, round(10**o.x)): round(10**o.y) for o in e.obs if o.group != "transformer_all"
+    }
+    # the FFNN's width·(d+2)+1 and the transformer's 2m* from the population step
+    assert params[("ffnn", 64)] == 2 * 66 + 1 and params[("transformer", 1024)] == 64
     assert e.details["ffnn"]["1024"]["strings"] == 500 * 128
-    assert e.details["transformer_finite_sample"]["1024"] == {"params": 256, "median_n_star": 2**19, "within_ladder": 0.0}
+    assert e.details["transformer_finite_sample"]["1024"] == {
+        "params": 256,
+        "median_n_star": 2**19,
+        "within_ladder": 0.0,
+    }
     assert "d=1024: 2053 / 64,000" in e.notes and "d=1024: 64 / ∞" in e.notes
     # the finite-sample step learns at d ≤ 256 (its 2m beside the FFNN), not within the ladder (2^18) at d = 1024
     # (n* = 2^20, counted as twice the ladder's budget): that comparison has no transformer there

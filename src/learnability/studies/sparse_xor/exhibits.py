@@ -9,6 +9,7 @@ import numpy as np
 
 from learnability import stats
 from learnability.models.two_head_steps import Criterion
+from learnability.report.panels import Ref
 from learnability.studies import (
     Figure,
     Panel,
@@ -63,7 +64,7 @@ def one_step(results: StudyResults) -> list[Item]:
     c_min = Panel("smallest working step size", "sequence length d", "log10 c_min = log10 η_min/(d²·ln d)",
                   series=[mean_series(lows, "mean and 95% CI over draws"),
                           Series("draws", [d for d, _ in lows], [c for _, c in lows], kind="points")],
-                  hlines=[(0.0, "c = 1")], logx=True)
+                  hlines=[Ref(0.0, "c = 1")], logx=True)
     panels, caption = [c_min], ""
     if e.obs:
         curve, star = e.details["success_by_c"], next(iter(e.details["log10_c_star"].values()))
@@ -71,7 +72,7 @@ def one_step(results: StudyResults) -> list[Item]:
         marks = [(0.0, "c = 1: the theorem's order, constant 1")] + ([(star, f"c* = 10^{star:g}")] if star else [])
         panels.insert(0, Panel("success against the step size", "log10 c = log10 η/(d²·ln d)", "fraction that succeed",
                                series=[_rates(f"judged draws, all d (n = {n}; Wilson 95%)", grid, curve["succeeded"], n),
-                                       *per_d], hlines=[(0.0, "control: the same draws before the step")],
+                                       *per_d], hlines=[Ref(0.0, "control: the same draws before the step", "control")],
                                vlines=marks, ylim=(-0.05, 1.05)))
         caption = (f"(left) The fraction of draws that succeed at each c = η/(d²·ln d) on the grid 10^{grid[0]:g}.."
                    f"10^{grid[-1]:g}: the judged draws pooled over d (the one-step claim's units) and every draw per d; "
@@ -85,7 +86,8 @@ def one_step(results: StudyResults) -> list[Item]:
                    "median sign accuracy at the lowest-loss step", "median worst-case |f − y| bound"], rows,
                   f"c_min is a draw's smallest working c on the grid 10^{grid[0]:g}..10^{grid[-1]:g}; '≥' marks windows "
                   "that reach the grid's top (their upper end lies beyond it).")
-    return [Figure("one_step", "One softmax population step. " + caption, panels), table]
+    return [Figure("one_step", "One softmax population step. " + caption, panels, claims=("one-step", "step-size")),
+            table]
 
 
 def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
@@ -114,10 +116,10 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
                      f"{len(working)}/{len(rs)}", f"10^{min(working):g}" if working else "none (no working step size)",
                      f"{len(done)}/{len(ms)}" if ms else "—",
                      f"{median(done):.0f}" if done else (f"> {ms[0].metrics['steps_run']}" if ms else "—")])
-    bar = [(math.log10(SUCCESS.loss), "success bar")]
+    bar: list[tuple[float, str] | Ref] = [Ref(math.log10(SUCCESS.loss), "success bar", "band")]
     panels = [Panel(f"one step, d={d}", "log10 step size η", "log10 median population MSE", series=loss_s, hlines=bar),
               Panel(f"one step, d={d}", "log10 step size η", "weaker head's weight on its target (median)",
-                    series=spec_s, hlines=[(SUCCESS.mass, "success bar")], ylim=(-0.1, 1.1))]
+                    series=spec_s, hlines=[Ref(SUCCESS.mass, "success bar", "band")], ylim=(-0.1, 1.1))]
     if curve_s:
         panels.append(Panel("population gradient descent", "gradient step", "log10 median MSE at each run's best η",
                             series=curve_s, hlines=bar, vlines=[(10.0, "K = 10 steps")]))
@@ -127,8 +129,8 @@ def kinds(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:
                   "A kind whose draws never succeed at any step size on the grid has no working step size; its lowest "
                   "loss is shown instead.")
     return [Figure("attention_kinds", "Same draws, m and step-size grid for every kind (the rivals are the kind claims' "
-                   "controls); medians over draws (MSE floored at 1e-16). The table gives each kind's numbers.", panels),
-            table]
+                   "controls); medians over draws (MSE floored at 1e-16). The table gives each kind's numbers.", panels,
+                   claims=("kinds-one-step", "kinds-many-steps")), table]
 
 
 def min_m(results: StudyResults) -> list[Item]:
@@ -153,7 +155,7 @@ def min_m(results: StudyResults) -> list[Item]:
         "seeds that succeed at each m, every other d."),
         [Panel("smallest m", "sequence length d", "m*", series=series, logx=True, logy=True),
          Panel("success against m", "embedding dimension m", "fraction of seeds (shared step size)", series=fractions,
-               logx=True, ylim=(-0.05, 1.05), hlines=[(SEED_FRACTION, f"τ = {SEED_FRACTION}")])])
+               logx=True, ylim=(-0.05, 1.05), hlines=[Ref(SEED_FRACTION, f"τ = {SEED_FRACTION}", "band")])], claims=("polylog-m",))
     rows = [[d, *(stars[g].get(str(d)) or "> grid" for g in stars), len(rs)] for d, rs in groups.items() if d >= 64]
     return [fig, Table("Smallest m under every m* analysis the rule requires", ["d", *stars, "seeds"], rows,
                        "One nested draw per seed: V_m and θ_m are prefixes of one Gaussian draw.")]
@@ -180,7 +182,7 @@ def samples(results: StudyResults) -> list[Item]:
         "population loss): the first n on a doubling grid from which the step keeps succeeding, per draw; draws that "
         "never succeed within the budget are drawn at the budget and kept as censored in the fit. Dashed: the slopes "
         "of the rule's band (0.8, 1.6) and of d², through the smallest d's mean."),
-        [Panel("samples needed", "sequence length d", "log10 n*", series=series, logx=True)])]
+        [Panel("samples needed", "sequence length d", "log10 n*", series=series, logx=True)], claims=("samples",))]
 
 
 def ffnn(results: StudyResults) -> list[Item]:
@@ -204,7 +206,7 @@ def ffnn(results: StudyResults) -> list[Item]:
         "finite-sample step's n* (a draw that never succeeds counts as twice the ladder's budget)."),
         [Panel("parameters", "sequence length d", "trainable parameters", series=params, logx=True, logy=True),
          Panel("strings", "sequence length d", "training strings", series=strings, logx=True, logy=True,
-               hlines=[(float(budget), "FFNN budget")])])
+               hlines=[Ref(float(budget), "FFNN budget")])], claims=("ffnn",))
     ws = sorted({w for x in widths for w in x.fractions})
     rows = [[x.d, *(f"{x.fractions.get(w, math.nan):.2f}" for w in ws), x.width or "none", x.params or "—",
              f"{x.strings:,.0f}" if x.strings else "—", stars.get(x.d, "—")] for x in widths]
