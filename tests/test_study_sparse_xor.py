@@ -415,10 +415,10 @@ def test_one_step_reports_success_against_c_and_the_plateau_centre() -> None:
 
 def test_ffnn_states_both_axes_and_compares_at_the_same_data_budget() -> None:
     recs = []
-    for d, need_m, n_star in ((64, 8, 2**12), (256, 16, 2**15), (1024, 32, 2**20)):
+    for d, need_m, needed in ((64, 8, 2**12), (256, 16, 2**15), (1024, 32, 2**20)):
         recs += [_min_m(d, s, need_m, (4, 8, 16, 32, 64)) for s in range(4)]
         for s in range(4):
-            rows = [{"n": 2**k, "loss": 0.0 if 2**k >= n_star else 0.9, "spec": 1.0 if 2**k >= n_star else 0.0}
+            rows = [{"n": 2**k, "loss": 0.0 if 2**k >= needed else 0.9, "spec": 1.0 if 2**k >= needed else 0.0}
                     for k in range(5, 19)]  # fmt: skip
             recs.append(
                 _rec(
