@@ -222,7 +222,7 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
             figure="ffnn",
             history=(
                 Revision(_ffnn_trend(3), "2026-11-30", "m* read over every m of the grid, m > d included: "
-                         "undefined at d = 16, where both heads land on one target at m = 64", {"m_cap": "none"}),
+                         "undefined at d = 16, where 38% of the draws fail at m = 64", {"m_cap": "none"}),
                 pre_engine(AllOf((Mean("ffnn", above(0.5, 1.0), what="the minimum parameters per input bit"),
                                   PRE_TRANSFORMER), version=2),
                            ", relaxed after results came in: ≥ 1 parameter per input bit and the transformer's 2m* "

@@ -100,7 +100,8 @@ DEVIATIONS = {
 PLANS: dict[str, Plan[SparseXorParams]] = {
     "quick": Plan("quick", QUICK, deviations=DEVIATIONS, cost="about 3 CPU-minutes"),
     "paper": Plan("paper", PAPER, deviations={"*": _SHARED},
-                  cost="about 30 CPU-hours (the m scan at d ≥ 2^22, 32 seeds, dominates)"),
+                  cost="roughly 10–20 CPU-hours (an estimate): the m scan at d ≥ 2^22 dominates and needs 8–16 GB a "
+                  "worker with two_head_scaling.CACHE_BYTES and GROUP_BYTES raised"),
 }  # fmt: skip
 
 __all__ = [
