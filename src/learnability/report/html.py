@@ -29,6 +29,7 @@ from typing import Any
 from learnability import __version__
 from learnability.claims import VERDICTS, ClaimResult
 from learnability.jsonsafe import json_safe
+from learnability.paths import atomic_write_text
 from learnability.report.render import MAX_COLUMNS, FigureFile
 from learnability.report.study_report import StudyReport
 from learnability.stats import Estimate
@@ -326,11 +327,11 @@ def _strip(c: ClaimResult) -> str:
 
 def _history(c: ClaimResult) -> str:
     if len(c.history) <= 1:
-        return f"v{c.rule['version']} (unchanged)"
+        return f"v{_e(c.rule['version'])} (unchanged)"
     rows = []
     for h in c.history:
         why = "" if h["why"] == "current rule" else f" — {_e(h['date'])}: {_e(h['why'])}"
-        rows.append(f"v{h['version']}: {_verdict(str(h['verdict']), str(h['verdict']))}{why}")
+        rows.append(f"v{_e(h['version'])}: {_verdict(str(h['verdict']), str(h['verdict']))}{why}")
     return "<br>".join(rows)
 
 
@@ -412,7 +413,7 @@ def _claim_html(
             f"<dt>checked</dt><dd>{_e(c.statement)}</dd>"
             f"<dt>why not run</dt><dd>{_e(c.measured)}</dd>"
             f"<dt>rule</dt><dd>{_e(c.rule['text'])} <span class='meta'>({_e(c.rule['id'])} "
-            f"v{c.rule['version']})</span></dd>"
+            f"v{_e(c.rule['version'])})</span></dd>"
             f"<dt>scale</dt><dd>{_e(_scale_text(c, common))}</dd></dl>{figures}</article>"
         )
     rows = [
@@ -421,7 +422,7 @@ def _claim_html(
         ("measured", _e(c.measured)),
         ("control", _e(control_text(c))),
         ("units", _e(units_text(c))),
-        ("rule", f"{_e(c.rule['text'])} <span class='meta'>({_e(c.rule['id'])} v{c.rule['version']})</span>"),
+        ("rule", f"{_e(c.rule['text'])} <span class='meta'>({_e(c.rule['id'])} v{_e(c.rule['version'])})</span>"),
         ("power", _power(c)),
         ("robustness", _strip(c)),
         ("adaptive", _adaptive(c)),
@@ -568,7 +569,7 @@ def _study_html(report: StudyReport, out_dir: Path) -> str:
     parts = [f'<h2 id="{_e(_study_anchor(report))}">{_e(report.title)}</h2>']
     parts.append(
         f"<p class='meta'>{_e(report.paper)} · study <code>{_e(report.study)}</code> · "
-        f"scale <b>{_e(report.scale)}</b> · {report.seconds:.0f} s</p>"
+        f"scale <b>{_e(report.scale)}</b> · {_e(f'{report.seconds:.0f}')} s</p>"
     )
     missing = completeness(report)
     if missing:
@@ -609,11 +610,17 @@ def _study_html(report: StudyReport, out_dir: Path) -> str:
 
 
 # -- claims.md ----------------------------------------------------------------------------------------------
+def _md(text: Any) -> str:
+    """Text for a Markdown cell or line: never markup (HTML escaped, as Markdown renders inline
+    HTML; a pipe escaped, so a table cell stays one cell; one line)."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
 def _wrap(label: str, text: str, width: int = 100) -> list[str]:
     """A `- label: text` list item wrapped for a terminal; continuation lines indented so Markdown
     keeps them in the item."""
     lines = textwrap.wrap(
-        f"- **{label}:** {text}", width, subsequent_indent="  ", break_on_hyphens=False
+        f"- **{label}:** {_md(text)}", width, subsequent_indent="  ", break_on_hyphens=False
     )
     return lines or [f"- **{label}:**"]
 
@@ -633,21 +640,23 @@ def claims_markdown(reports: list[StudyReport]) -> str:
         )
         runs = "analysis failed" if r.error else (completeness(r) or "complete")
         lines.append(
-            f"| {r.study} | {len(r.claims)} | " + " | ".join(cells) + f" | {split} | {runs} |"
+            f"| {_md(r.study)} | {len(r.claims)} | "
+            + " | ".join(cells)
+            + f" | {split} | {_md(runs)} |"
         )
     for r in reports:
-        lines += ["", f"## {r.study}: {r.title}", ""]
+        lines += ["", f"## {_md(r.study)}: {_md(r.title)}", ""]
         missing = completeness(r)
         if missing:
             lines += [f"> **Stored runs:** {missing}", ""]
         common = common_note(r.claims)
         if common:
-            text = f"**Deviations at the {r.scale} scale** (every claim): {common}"
+            text = f"**Deviations at the {r.scale} scale** (every claim): {_md(common)}"
             lines += [*textwrap.wrap(text, 100, break_on_hyphens=False), ""]
         if r.error:
-            lines += [f"> **error:** {r.error}", ""]
+            lines += [f"> **error:** {_md(r.error)}", ""]
         for c in r.claims:
-            lines += ["", f"### {c.title}", ""]
+            lines += ["", f"### {_md(c.title)}", ""]
             status = f"`{c.id}` · **{verdict_text(c)}**"
             if c.verdict != NOT_RUN:
                 status += f" · {robustness_text(c)}"
@@ -718,12 +727,13 @@ parameters alone decide it; <i>not run</i> means the plan does not run the check
 {body}
 </body></html>"""
     path = out_dir / "report.html"
-    path.write_text(page, encoding="utf-8")
-    (out_dir / "claims.json").write_text(
+    # each file atomically (temporary file, then rename): a kill or a full disk leaves the old one
+    atomic_write_text(path, page)
+    atomic_write_text(
+        out_dir / "claims.json",
         json.dumps(json_safe(claims_json(reports), "null"), indent=2, default=str, allow_nan=False),
-        encoding="utf-8",
     )
-    (out_dir / "claims.md").write_text(claims_markdown(reports), encoding="utf-8")
+    atomic_write_text(out_dir / "claims.md", claims_markdown(reports))
     return path
 
 

@@ -28,6 +28,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, NullFormatter
 from matplotlib.transforms import ScaledTranslation
 
+from learnability.paths import atomic_path
 from learnability.report.panels import Figure, Panel, Ref, Series
 
 PANEL_WIDTH, PANEL_HEIGHT = 3.3, 2.75  # inches per panel, before legends below it
@@ -89,8 +90,11 @@ def save(figure: Figure, out_dir: Path, prefix: str) -> FigureFile:
     png, pdf = out_dir / f"{stem}.png", out_dir / f"{stem}.pdf"
     fig, columns = build(figure)
     try:
-        fig.savefig(png, dpi=DPI, bbox_inches="tight", pad_inches=0.05)
-        fig.savefig(pdf, bbox_inches="tight", pad_inches=0.05)
+        # each file atomically: a kill or a full disk never leaves a truncated figure
+        with atomic_path(png) as tmp:
+            fig.savefig(tmp, format="png", dpi=DPI, bbox_inches="tight", pad_inches=0.05)
+        with atomic_path(pdf) as tmp:
+            fig.savefig(tmp, format="pdf", bbox_inches="tight", pad_inches=0.05)
         smallest = smallest_text(fig)
     finally:
         plt.close(fig)
@@ -114,8 +118,8 @@ def save_as(figure: Figure, path: Path, xcategories: list[str] | None = None) ->
         if xcategories is not None:
             for ax in fig.axes[: len(figure.panels)]:
                 ax.set_xticks(range(len(xcategories)), [_wrap(c, 12) for c in xcategories])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=DPI, bbox_inches="tight", pad_inches=0.05, format=suffix[1:])
+        with atomic_path(path) as tmp:  # a kill or a full disk never leaves a truncated figure
+            fig.savefig(tmp, dpi=DPI, bbox_inches="tight", pad_inches=0.05, format=suffix[1:])
     finally:
         plt.close(fig)
     return path

@@ -36,7 +36,7 @@ from rich.progress import (
 from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_choice
 from learnability.sweep.ensemble import group_runs
-from learnability.sweep.executors import make_executor
+from learnability.sweep.executors import check_ray_address, make_executor
 from learnability.sweep.jobs import get_job
 from learnability.sweep.spec import RunSpec, Sweep
 from learnability.sweep.store import Heartbeat, Store
@@ -139,6 +139,8 @@ def check_run_options(
             f"{name('threads', threads)} is not allowed; give torch threads per run in 1..{MAX_THREADS}"
         )
 
+    if backend == "ray" and address is not None:
+        check_ray_address(address)  # seconds, not Ray's minutes of retries, and before any write
     check_device(device)
     if backend == "local" or address is None:
         resolve_device(
@@ -213,6 +215,7 @@ def run_sweep(
     t0 = time.perf_counter()
     check_run_options(backend, workers, address, device, threads_per_worker)
     specs = collect_runs(sweeps)
+    _check_threads(specs, threads_per_worker)
     own_store = not isinstance(store, Store)
     if not isinstance(store, Store):
         store = Store(store)
@@ -236,6 +239,21 @@ def run_sweep(
         if own_store:
             store.close()
     return summary
+
+
+def _check_threads(specs: list[RunSpec], threads: int) -> None:
+    # the thread count changes results (how sums are split): a run on N ≠ 1 threads must have its
+    # own run id. A job config with a `threads` setting says it (and the run id holds it); for any
+    # other job, N ≠ 1 would store different results under the same ids, so it is refused.
+    if threads == 1:
+        return
+    fixed = sorted({s.job for s in specs if not hasattr(s.config, "threads")})
+    if fixed:
+        raise UserError(
+            f"threads_per_worker={threads}: job {fixed[0]!r} has no `threads` setting, so its run "
+            "ids cannot record the thread count, which changes results; use 1, or set the job "
+            "config's threads where it has one"
+        )
 
 
 def _drive(
@@ -288,7 +306,8 @@ def _drive(
             "config": spec.config_dict,
             "run_dir": str(store.run_dir(spec.run_id)),
             "device": device,
-            "threads": threads,
+            # a config's own thread count wins (it is in the run id); other jobs run on one
+            "threads": getattr(spec.config, "threads", threads),
         }
 
     def refresh(waiting: int = 0) -> None:
