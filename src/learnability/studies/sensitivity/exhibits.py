@@ -107,16 +107,19 @@ def dynamics(results: StudyResults) -> list[Figure]:
     runs = sorted(results.of("dynamics"), key=lambda r: (r.config["train"]["weight_decay"], r.config["seed"]))
     if not runs:
         return []
-    panels = []
+    panels, wds = [], sorted({r.config["train"]["weight_decay"] for r in runs})
     for key, label in (("probe_loss", "MSE on the probe batch"), ("sharpness_gauss", "Gaussian sharpness (±1)"),
                        ("blowup_paper", "Blowup (paper)"), ("param_norm", "‖θ‖")):
-        series = []
-        for r in runs:
-            traj = r.metrics.get("trajectory") or []
+        series, named = [], set()
+        for r in runs:  # one colour and legend entry per weight decay (its seeds), grey for a run that never fit
+            traj, wd = r.metrics.get("trajectory") or [], r.config["train"]["weight_decay"]
             hit = [row["step"] for row in traj if num(row.get("probe_loss")) < ev.ALIGN]
-            tag = f"wd {r.config['train']['weight_decay']:g}, seed {r.config['seed']}" + ("" if hit else " (never fit)")
-            series.append(Series(tag if key == "probe_loss" else None, [row["step"] - (hit[0] if hit else 0) for row in traj],
-                                 [num(row.get(key)) for row in traj], kind="dashed"))
+            tag = f"wd {wd:g}" if hit else f"wd {wd:g}, seed {r.config['seed']} (never fit)"
+            series.append(Series(tag if key == "probe_loss" and tag not in named else None,
+                                 [row["step"] - (hit[0] if hit else 0) for row in traj],
+                                 [num(row.get(key)) for row in traj], kind="dashed",
+                                 color=f"C{wds.index(wd)}" if hit else "grey"))
+            named.add(tag)
         panels.append(Panel(label, "steps after the first probe loss < 0.01", label, series=series,
                             logy=key != "param_norm", vlines=[(0.0, "")],
                             hlines=[(ev.PLATEAU, "plateau (loss ≥ 0.2)")] if key == "probe_loss" else []))

@@ -28,9 +28,7 @@ class SensitivityParams:
     profile_directions: int  # sphere directions of the bound profile (the same at every radius)
     radii: tuple[float, ...]  # sphere radii of the bound profile in units of ε·√P (1.0: the sphere)
     measure_batch: int
-    tradeoff_ns: tuple[
-        int, ...
-    ]  # trade-off: random (lr, weight decay, seed) draws; 0 draws: the seeds only
+    tradeoff_ns: tuple[int, ...]  # trade-off: random (lr, wd, seed) draws; 0 draws: the seeds only
     tradeoff_draws: int
     tradeoff_lr: tuple[float, float]
     tradeoff_wd: tuple[float, float]
@@ -41,9 +39,7 @@ class SensitivityParams:
     dyn_every: int
     dyn_probe: int
     dyn_directions: int
-    gen_n: (
-        int  # generalisation: a seed draws the random function, the strings and the initialisation
-    )
+    gen_n: int  # generalisation: a seed draws the random function, the strings and the init
     gen_sizes: tuple[int, ...]
     gen_seeds: tuple[int, ...]
     gen_steps: int
@@ -51,9 +47,7 @@ class SensitivityParams:
     gen_completions: int
     gen_refits: int
     gen_directions: int
-    len_train: tuple[
-        int, int
-    ]  # length generalisation (the project's own); the first position scheme leads
+    len_train: tuple[int, int]  # length generalisation (own); the first position scheme leads
     len_buckets: tuple[tuple[int, int], ...]
     len_positions: tuple[str, ...]
     len_steps: int
