@@ -15,6 +15,7 @@ item in the YAML file.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pickle
 import re
@@ -119,6 +120,29 @@ def _make(kind: str, path: Path, root: Path) -> None:
         payload = torch.load(path, weights_only=True)
         del payload["state_dict"]
         torch.save(payload, path)
+    elif kind == "model_nan":  # a diverged run's model: NaN weights
+        model, config = _tiny_model()
+        with torch.no_grad():
+            next(iter(model.parameters())).fill_(float("nan"))
+        from learnability.jobs.train import save_model
+
+        save_model(path, model, config)
+    elif kind == "model_no_hash":  # the hash deleted and the task edited: the same shapes
+        _model_checkpoint(path, {"job_config.task.function": "parity", "config_hash": None})
+        payload = torch.load(path, weights_only=True)
+        del payload["config_hash"]
+        torch.save(payload, path)
+    elif kind == "zip_bomb":  # a real torch archive plus a small member that inflates to 64 MB
+        import zipfile
+
+        _model_checkpoint(path)
+        with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("model/data/99", bytes(64 << 20))
+    elif kind == "damaged_store":  # a row another program (or a hand edit) broke
+        _store(path)
+        with sqlite3.connect(path / "learnability.db") as conn:
+            conn.execute("UPDATE runs SET config = 'not json {' WHERE rowid = 1")
+        conn.close()
     elif kind == "model_wrong_kind":
         _model_checkpoint(path, {"kind": "something.else"})
     elif kind == "tensor_list":
@@ -185,6 +209,8 @@ def _skip_reason(entry: dict[str, Any]) -> str | None:
         return "a CUDA device is present, so --device cuda is not bad input here"
     if "not_root" in needs and hasattr(os, "geteuid") and os.geteuid() == 0:
         return "root may write where file permissions forbid it"
+    if "ray" in needs and importlib.util.find_spec("ray") is None:
+        return "Ray is not installed, so the Ray backend is refused before its address is looked at"
     return None
 
 
@@ -192,8 +218,48 @@ def _id(entry: dict[str, Any]) -> str:
     return entry.get("id") or " ".join(str(a) for a in entry["argv"])[:60]
 
 
+def _commands() -> dict[str, list[list[str]]]:
+    """Every command path of `learnability` and the spellings of each of its options."""
+    import typer.main
+
+    from learnability.cli import app
+
+    found: dict[str, list[list[str]]] = {}
+
+    def walk(command: Any, path: list[str]) -> None:
+        subs = getattr(command, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                walk(sub, [*path, name])
+            return
+        options = [p for p in command.params if p.param_type_name == "option"]
+        found[" ".join(path)] = [list(p.opts) for p in options if "--help" not in p.opts]
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_corpus_covers_every_option_of_every_command():
+    # each option of each command (as `learnability <cmd> --help` lists them) is misused somewhere
+    missing = []
+    for path, options in _commands().items():
+        words = path.split()
+        argvs = [[str(a) for a in e["argv"]] for e in ENTRIES if e["argv"][: len(words)] == words]
+        assert argvs, f"no entry for `learnability {path}`"
+        for spellings in options:
+            used = any(
+                a == opt or a.startswith(opt + "=")
+                for argv in argvs
+                for a in argv
+                for opt in spellings
+            )
+            if not used:
+                missing.append(f"{path} {spellings[-1]}")
+    assert not missing, f"options no corpus entry uses: {missing}"
+
+
 def test_corpus_is_large_and_covers_every_command():
-    assert len(ENTRIES) >= 150
+    assert len(ENTRIES) >= 250
     ids = [_id(e) for e in ENTRIES]
     assert len(ids) == len(set(ids)), "entry ids must be unique"
     commands = {e["argv"][0] if e["argv"] else "" for e in ENTRIES}

@@ -42,6 +42,17 @@ def test_a_lone_no_op_alternative_gives_no_op_and_robust_null():
     assert result.robustness_summary == {"effective": 0, "agree": 0, "no_op": 1, "not_evaluated": 0}
 
 
+def test_a_change_only_in_a_context_group_the_rule_does_not_read_is_a_no_op():
+    # group "b" is drawn beside the judged group "a" (grey context bars) but no verdict reads it
+    def evidence(results, choices):
+        context = [0.1, 0.2, 0.3] if choices["filter"] == "strict" else [0.4, 0.5, 0.6]
+        return Evidence(_obs(GOOD) + _obs(context, group="b"))
+
+    result = evaluate(_claim(evidence), None, "d", "quick")
+    assert [r["effect"] for r in result.robustness] == ["no-op"]
+    assert result.robust is None
+
+
 def test_the_same_evidence_under_another_rule_is_a_change():
     alt = Alternative("stricter", rule=Mean("a", above(0.3, 0.7)))
     result = evaluate(

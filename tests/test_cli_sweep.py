@@ -212,3 +212,70 @@ def test_reproduce_and_report(tmp_path: Path, capsys, fake_studies):
     assert code == 2 and "unknown study 'nope'" in err
     code, _, err = run_cli(["reproduce", "--scale", "huge", "--results", results], capsys)
     assert code == 2 and "unknown scale 'huge'" in err
+
+
+def test_a_report_of_an_incomplete_study_says_so(tmp_path: Path, capsys, fake_studies):
+    # an interrupted reproduce: some of the plan's runs never reached the store
+    results = tmp_path / "results"
+    code, _, err = run_cli(
+        ["reproduce", "--study", "fake", "--results", results, "--workers", "0"], capsys
+    )
+    assert code == 0 and "warning" not in err  # complete: no warning
+    import sqlite3
+
+    with sqlite3.connect(results / "learnability.db") as conn:
+        conn.execute("DELETE FROM runs WHERE rowid IN (SELECT rowid FROM runs LIMIT 3)")
+    conn.close()
+    code, _, err = run_cli(["report", "--results", results, "--study", "fake"], capsys)
+    assert code == 0
+    warning = " ".join(err.split())
+    assert warning.startswith("warning: study 'fake' is incomplete: 1 of its 4 quick runs")
+    assert "learnability reproduce --study fake --scale quick" in warning
+    page = (results / "report" / "report.html").read_text()
+    assert "incomplete: 1 of 4 planned runs stored" in page  # the study's headline says so too
+
+    from learnability.studies import get_study
+    from learnability.studies.pipeline import analyse_study
+    from learnability.sweep.store import open_existing
+
+    with open_existing(results) as store:
+        report = analyse_study(get_study("fake"), store, "quick", tmp_path / "rep")
+    assert (report.runs_expected, report.runs_stored, report.incomplete) == (4, 1, True)
+
+
+def test_reproduce_dry_run_counts_and_checks_every_run_and_writes_nothing(
+    tmp_path: Path, capsys, fake_studies
+):
+    results = tmp_path / "results"
+    for scale, runs in (("quick", 4), ("paper", 6)):
+        code, out, err = run_cli(
+            ["reproduce", "--study", "fake", "--scale", scale, "--dry-run", "--results", results],
+            capsys,
+        )
+        assert code == 0, err
+        assert f"fake ({scale}): {runs} runs" in out and "nothing run or written" in out
+    assert not results.exists()
+    run_cli(["reproduce", "--study", "fake", "--results", results, "--workers", "0"], capsys)
+    listing = sorted(p.name for p in results.rglob("*"))
+    code, out, _ = run_cli(
+        ["reproduce", "--study", "fake", "--scale", "paper", "--dry-run", "--results", results],
+        capsys,
+    )
+    assert code == 0 and "fake (paper): 6 runs, 4 finished in the store" in " ".join(out.split())
+    assert sorted(p.name for p in results.rglob("*")) == listing  # the store only read
+
+
+def test_reproduce_dry_run_of_a_real_paper_plan(tmp_path: Path, capsys):
+    from learnability.studies import get_study
+    from learnability.studies.pipeline import run_ids
+
+    study = get_study("sparse_xor")
+    expected = len(run_ids(study, "paper"))
+    code, out, err = run_cli(
+        ["reproduce", "--study", "sparse_xor", "--scale", "paper", "--dry-run",
+         "--results", tmp_path / "r"], capsys,
+    )  # fmt: skip
+    text = " ".join(out.split())
+    assert code == 0, err
+    assert f"sparse_xor (paper): {expected} runs; {study.plan('paper').cost}" in text
+    assert not (tmp_path / "r").exists()

@@ -345,3 +345,38 @@ def test_named_init_overrides_keep_every_other_parameter():
     assert torch.equal(only_readout["layers.0.ln1.bias"], drawn["layers.0.ln1.bias"])
     with pytest.raises(UserError, match="ln_init"):
         BooleanTransformerConfig(ln_init="ones")
+
+
+@pytest.mark.parametrize("ln", ["post", "pre"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"readout": "eos", "embedding": "add"},
+        {"readout": "cls", "positions": "sinusoidal"},
+        {"readout": "all", "causal": True},
+        {"positions": "alibi"},
+        {"positions": "none", "n_layers": 1},
+        {"n_layers": 3, "causal": True},
+    ],
+)
+def test_fast_paths_compute_the_traced_function_and_its_gradients(ln, extra):
+    # a batch large enough for the distinct-row first layer (table of (token, position) rows) and,
+    # unless every position is read, the one-query last layer in the input space
+    cfg = BooleanTransformerConfig(d_model=8, d_ff=12, n_heads=2, max_len=6, ln=ln, **extra)
+    model = build_model(cfg, seed=2)
+    x = torch.randint(0, 2, (32, 6), generator=torch.Generator().manual_seed(0))
+    assert model._table_pays(x) and not model._table_pays(x[:1])
+    fast = model(x)
+    traced, _ = model(x, trace=True)
+    assert torch.allclose(fast, traced, atol=1e-5)
+    grads = []
+    for out in (fast, traced):
+        model.zero_grad()
+        (out * torch.linspace(-1, 1, out.numel()).view(out.shape)).sum().backward(retain_graph=True)
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None})
+    assert grads[0].keys() == grads[1].keys()
+    for name in grads[0]:
+        assert torch.allclose(grads[0][name], grads[1][name], atol=1e-5), name
+    # the small-batch path (no table) gives the same function too
+    assert torch.allclose(model(x[:1]), fast[:1], atol=1e-5)

@@ -4,8 +4,9 @@ A real driver (`learnability sweep ... --workers 2` in a subprocess) runs probe 
 marker file when they complete. Once some runs are stored, the test records the driver's process
 tree (forkserver, workers, resource tracker), SIGKILLs the driver alone, and checks that within a few
 seconds every process of that tree is gone and no run completes any more. It then resumes the sweep
-and checks that every run completed exactly once: nothing was executed twice, by orphans or by the
-resumed driver.
+and checks that no stored run was executed again, by orphans or by the resumed driver. (A run a
+worker finished in the instant before the kill, whose result never reached the store, is rightly run
+again: at most one per worker, and never one that was stored.)
 """
 
 from __future__ import annotations
@@ -67,7 +68,9 @@ def test_sigkilled_driver_takes_its_pool_along_and_resume_runs_nothing_twice(tmp
             assert time.time() < deadline, "the sweep made no progress"
             time.sleep(0.05)
         tree = psutil.Process(driver.pid).children(recursive=True)
-        names = [" ".join(p.cmdline())[:80] for p in tree]
+        # whole command lines: the forkserver's starts with the interpreter's path, as long as the
+        # clone's path (tests/test_long_path.py runs this test from a 150-character one)
+        names = [" ".join(p.cmdline()) for p in tree]
         assert any("forkserver" in n for n in names), names  # the pool is up: something to kill
         assert len(tree) >= 3, names  # forkserver and two workers (and the resource tracker)
         os.kill(driver.pid, signal.SIGKILL)  # the driver only, as the OOM killer would
@@ -75,9 +78,11 @@ def test_sigkilled_driver_takes_its_pool_along_and_resume_runs_nothing_twice(tmp
         killed_at = time.time()
         while any(_alive(p) for p in tree) and time.time() < killed_at + 5:
             time.sleep(0.1)
-        survivors = [(p.pid, " ".join(p.cmdline())[:80]) for p in tree if _alive(p)]
+        survivors = [(p.pid, " ".join(p.cmdline())[-120:]) for p in tree if _alive(p)]
         assert not survivors, f"still alive 5 s after the driver died: {survivors}"
         completed = len(list(markers.iterdir()))
+        with sqlite3.connect(results / "learnability.db") as conn:
+            stored = {r[0] for r in conn.execute("SELECT run_id FROM runs WHERE status='ok'")}
         time.sleep(1.5)  # longer than a run: an orphan still working would complete one now
         assert len(list(markers.iterdir())) == completed, "runs completed after the driver died"
     finally:
@@ -95,4 +100,5 @@ def test_sigkilled_driver_takes_its_pool_along_and_resume_runs_nothing_twice(tmp
     executions = collections.Counter(m.name.split(".")[0] for m in markers.iterdir())
     assert set(executions) == {run_id for run_id, _ in rows}
     twice = {run_id: n for run_id, n in executions.items() if n != 1}
-    assert not twice, f"runs executed more than once: {twice}"
+    assert not set(twice) & stored, f"stored runs executed again: {twice}"
+    assert len(twice) <= 2 and set(twice.values()) <= {2}, f"runs executed again: {twice}"

@@ -1,26 +1,48 @@
-"""The report: figures as data rendered to PNG + PDF, series builders, the HTML page and claims files."""
+"""The report: figures as data rendered to PNG + PDF, series builders, the HTML page and claims files; one
+interval per quantity (card, table and figure print the same Estimate), claim/figure links, the headline's
+states (not run, untested), claims.md sections, and legible figures (dpi, text size, no overlapping ticks)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 
+import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 
+from learnability import stats
 from learnability.claims import (
+    AllOf,
     Choice,
     Claim,
+    Contrast,
+    Control,
     Evidence,
+    Frame,
+    Mean,
     Obs,
     Rate,
+    Trend,
     Units,
     above,
     evaluate,
     no_control,
 )
 from learnability.report import render
-from learnability.report.html import build_report, headline
+from learnability.report.html import (
+    MIN_SCALE,
+    build_report,
+    cell_text,
+    completeness,
+    headline,
+    robustness_text,
+    verdict_text,
+)
 from learnability.report.panels import Figure, Histogram, Matrix, Panel, Series, Table, mean_series
 from learnability.report.study_report import StudyReport
+from learnability.stats import Estimate
 
 
 def test_mean_series_summarises_per_x_in_numeric_order():
@@ -67,12 +89,13 @@ def _claim_result():
     return evaluate(claim, None, "demo", "quick")
 
 
-def test_report_embeds_figures_and_writes_claims(tmp_path):
+def test_report_links_figures_and_writes_claims(tmp_path):
     fig = render.save(
         Figure(
             "line",
             "a line",
             [Panel("p", "n (bits)", "v", series=[Series("s", [1, 2], [1.0, 2.0])])],
+            claims=("runs-finish",),
         ),
         tmp_path / "figures",
         "demo",
@@ -84,13 +107,26 @@ def test_report_embeds_figures_and_writes_claims(tmp_path):
         notes=["a note"], run_counts={"demo/x": {"ok": 3}}, seconds=1.5,
     )  # fmt: skip
     page = build_report([report], tmp_path).read_text()
-    assert "data:image/png;base64," in page and "Demo study" in page and "finished fraction" in page
+    assert "Demo study" in page and "finished fraction" in page
+    # the figure is a file beside the page (PNG and PDF links), shown inside the claim's card
+    assert 'src="figures/demo_line.png"' in page and 'href="figures/demo_line.pdf"' in page
+    card = page[page.index('id="claim-demo-runs-finish"') :]
+    card = card[: card.index("</article>")]
+    assert 'id="fig-demo-line"' in card and "figures/demo_line.png" in card
+    figure = page[page.index('id="fig-demo-line"') :]
+    assert re.search(r"href=[\"']#claim-demo-runs-finish", figure[: figure.index("</figure>")])
     (row,) = json.loads((tmp_path / "claims.json").read_text())
     assert (
         row["id"] == "demo/runs-finish" and row["verdict"] == "reproduced" and row["robust"] is True
     )
+    assert row["figures"] == ["line"]
     assert "demo/runs-finish" in (tmp_path / "claims.md").read_text()
-    assert headline([report])["reproduced"] == {"total": 1, "robust": 1, "fragile": 0}
+    assert headline([report])["reproduced"] == {
+        "total": 1,
+        "robust": 1,
+        "fragile": 0,
+        "untested": 0,
+    }
 
 
 def test_claims_json_is_strict_json_even_with_nan(tmp_path):
@@ -99,3 +135,242 @@ def test_claims_json_is_strict_json_even_with_nan(tmp_path):
     build_report([StudyReport("demo", "D", "P", "", "quick", [claim])], tmp_path)
     text = (tmp_path / "claims.json").read_text()
     assert "NaN" not in text and json.loads(text)[0]["details"]["nan"] is None
+
+
+# -- one interval per quantity -------------------------------------------------------------------------------
+def _solves(acc: list[float], chance: float = 0.1):
+    """The random study's solve rule on synthetic accuracies: a Mean above a band and a Contrast
+    against the chance line, each accuracy bounded to [0, 1]."""
+    obs = [Obs(seed, a, group="random") for seed, a in enumerate(acc)]
+    obs += [Obs(seed, chance, group="chance") for seed in range(len(acc))]
+    labels = {"random": "random width 64", "chance": "chance line"}
+    rule = AllOf(
+        (
+            Mean("random", above(0.8, 0.9), what="accuracy", labels=labels, bounds=(0.0, 1.0)),
+            Contrast("random", "chance", above(0.1, 0.2), what="accuracy", labels=labels,
+                     bounds=(0.0, 1.0)),
+        )
+    )  # fmt: skip
+    claim = Claim(
+        slug="solves", title="solves it", statement="s", paper_statement="p",
+        evidence=lambda results, choices: Evidence(obs), rule=rule, units=Units("seed", 2),
+        control=Control("chance line", group="chance"), choices=(Choice("metric", "test", ("fresh",)),),
+    )  # fmt: skip
+    return evaluate(claim, None, "demo", "quick")
+
+
+def _bar(panel, label):
+    (s,) = [s for s in panel.series if s.label == label]
+    return Estimate(s.y[0], s.lo[0], s.hi[0], 0)
+
+
+def test_a_perfect_accuracy_is_drawn_as_the_interval_the_card_prints():
+    # accuracies of exactly 1.0 are not successes out of 2 trials: no Wilson whisker down to 0.34
+    c = _solves([1.0, 1.0])
+    bar = _bar(c.panel, "random width 64")
+    assert (bar.value, bar.lo, bar.hi) == (1.0, 1.0, 1.0)
+    assert "random width 64: accuracy 1 (n=2)" in c.measured
+
+
+def test_card_table_and_figure_show_the_same_numbers(tmp_path):
+    c = _solves([0.99, 0.995, 0.998])
+    part = c.details["rule"]["part1"]["mean"]
+    est = Estimate(part["value"], part["lo"], part["hi"], part["n"])
+    assert est == stats.mean_ci([0.99, 0.995, 0.998], (0.0, 1.0)) and est.lo < est.value < est.hi
+    bar = _bar(c.panel, "random width 64")  # the figure's data
+    assert (bar.value, bar.lo, bar.hi) == (est.value, est.lo, est.hi)
+    chance = _bar(c.panel, "chance line")
+    control = c.details["rule"]["part2"]["control"]
+    assert (chance.value, chance.lo, chance.hi) == (control["value"], control["lo"], control["hi"])
+    report = StudyReport(
+        "demo", "Demo", "P", "", "quick", [c], tables=[Table("accuracy", ["task", "random"],
+        [["solves", est]])],
+    )  # fmt: skip
+    report.figures.append(
+        render.save(Figure("claim_solves", "its panel", [c.panel]), tmp_path / "figures", "demo")
+    )
+    c.figure = "claim_solves"
+    page = build_report([report], tmp_path).read_text()
+    card = page[page.index('id="claim-demo-solves"') :]
+    card = card[: card.index("</article>")]
+    table = page[page.index("<h3>accuracy</h3>") :]
+    printed = est.fmt()  # "0.994 [0.985, 1] (n=3)"
+    assert printed in card and printed in table[: table.index("</table>")]
+    assert cell_text(est) == printed
+    (row,) = json.loads((tmp_path / "claims.json").read_text())
+    assert row["details"]["rule"]["part1"]["mean"]["lo"] == pytest.approx(est.lo)
+
+
+def test_rule_panels_draw_their_band_and_control():
+    c = _solves([0.99, 0.995, 0.998])
+    labels = [s.label for s in c.panel.series]
+    assert labels == ["random width 64", "chance line"]
+    # each part's band sits over the bar it judges: the mean's at 0.8-0.9, the contrast's at chance + 0.1-0.2
+    spans = sorted((round(s.lo, 6), round(s.hi, 6), s.over) for s in c.panel.spans)
+    assert spans == [(0.2, 0.3, "random width 64"), (0.8, 0.9, "random width 64")]
+    assert any("chance line + 0.2" in s.label for s in c.panel.spans)
+    trend = Trend("f", above(0.0, 0.5), controls=("c",), control_band=above(0.0, 0.1))
+    obs = [Obs(u, 2.0 * x + u, x=x, group="f") for u in range(3) for x in (1, 2, 3)]
+    obs += [Obs(u, 0.1 * x, x=x, group="c") for u in range(3) for x in (1, 2, 3)]
+    panel = trend.panel(Frame(obs), "t")
+    names = [s.label for s in panel.series]
+    assert names[:2] == ["f", "c"] and any("slope 2" in n for n in names)
+    assert any("band edge: slope 0.5" in n for n in names)
+
+
+# -- headline, states, claims.md -----------------------------------------------------------------------------
+def _variant(c, **fields):
+    out = dataclasses.replace(c)
+    for k, v in fields.items():
+        setattr(out, k, v)
+    return out
+
+
+def test_headline_counts_not_run_and_untested_apart_from_inconclusive(tmp_path):
+    base = _claim_result()
+    not_run = _variant(
+        base, id="demo/ablation", title="ablation", verdict="not run", robust=None,
+        measured="not run at this scale: the ablation needs the paper's width",
+    )  # fmt: skip
+    untested = _variant(base, id="demo/u", title="u", verdict="inconclusive", robust=None,
+                        qualifier="scale")  # fmt: skip
+    fragile = _variant(base, id="demo/f", title="f", verdict="inconclusive", robust=False,
+                       robustness_summary={"effective": 3, "agree": 2, "no_op": 1, "not_evaluated": 0})  # fmt: skip
+    report = StudyReport("demo", "Demo", "P", "", "quick", [base, not_run, untested, fragile])
+    counts = headline([report])
+    assert counts["not run"] == {"total": 1, "robust": 0, "fragile": 0, "untested": 1}
+    assert counts["inconclusive"] == {"total": 2, "robust": 0, "fragile": 1, "untested": 1}
+    assert counts["reproduced"]["robust"] == 1
+    assert verdict_text(untested) == "inconclusive — scale"
+    assert verdict_text(not_run) == "not run at this scale"
+    assert robustness_text(fragile) == (
+        "fragile: the verdict holds under 2 of 3 effective alternatives (1 no-op)"
+    )
+    robust = _variant(
+        fragile, robust=True, robustness_summary={"effective": 2, "agree": 2, "no_op": 1}
+    )
+    assert robustness_text(robust) == "robust under 2 of 2 effective alternatives (1 no-op)"
+    page = build_report([report], tmp_path).read_text()
+    card = page[page.index('id="claim-demo-ablation"') :]
+    card = card[: card.index("</article>")]
+    assert "not run at this scale" in card and "0 seed" not in card and "not measured" not in card
+    assert "robustness" not in card  # a claim that never ran has nothing to be robust about
+
+
+def test_incomplete_stored_runs_are_said_in_the_headline(tmp_path):
+    report = StudyReport("demo", "Demo", "P", "", "quick", [_claim_result()],
+                         run_counts={"demo/a": {"ok": 4}, "demo/b": {"ok": 1, "failed": 1}})  # fmt: skip
+    assert completeness(report) == "1 stored run(s) did not finish ok"
+    report.expected_runs = {"demo/a": 4, "demo/b": 5}  # what the reliability branch records
+    assert completeness(report).startswith(
+        "incomplete: 6 of 9 planned runs stored (demo/b: 2 of 5)"
+    )
+    page = build_report([report], tmp_path).read_text()
+    assert "incomplete: 6 of 9 planned runs stored" in page
+    assert "incomplete: 6 of 9" in (tmp_path / "claims.md").read_text()
+
+
+def test_claims_md_is_one_short_section_per_claim(tmp_path):
+    a = _variant(_claim_result(), scale_note="Quick scale: width 32. Seeds 3 (paper 10). Own part.")
+    b = _variant(
+        a, id="demo/other", title="other", scale_note="Quick scale: width 32. Seeds 3 (paper 10)."
+    )
+    build_report([StudyReport("demo", "Demo", "P", "", "quick", [a, b])], tmp_path)
+    md = (tmp_path / "claims.md").read_text()
+    assert md.count("### ") == 2 and "### runs finish" in md and "### other" in md
+    assert md.count("Quick scale: width 32. Seeds 3 (paper 10).") == 1  # the shared preamble once
+    assert "Own part." in md
+    assert max(len(line) for line in md.splitlines() if not line.startswith("|")) <= 100
+    section = md[md.index("### runs finish") :].split("### ")[1]
+    for field in ("**measured:**", "**control:**", "**rule:**", "**reproduced**"):
+        assert field in section
+
+
+# -- rendering ----------------------------------------------------------------------------------------------
+def test_figures_are_high_resolution_with_legible_text(tmp_path):
+    fig = Figure("three", "c", [Panel(f"p{i}", "n", "y", series=[Series("s", [1, 2], [1.0, 2.0])])
+                                 for i in range(3)])  # fmt: skip
+    out = render.save(fig, tmp_path, "s")
+    assert out.dpi >= 150 and out.columns == 3 and out.min_text_pt >= render.TEXT_PT
+    assert out.width_px == pytest.approx(3 * render.PANEL_WIDTH * out.dpi, rel=0.1)
+    # at the report's smallest display scale the smallest text is still >= 9 pt
+    assert out.min_text_pt * MIN_SCALE >= 9.0
+
+
+def _visible_boxes(axis):
+    return [t.get_window_extent() for t in axis.get_ticklabels(which="both")
+            if t.get_visible() and t.get_text()]  # fmt: skip
+
+
+def test_log_tick_labels_never_overlap():
+    xs = [2**k for k in range(3, 15)]  # 8 ... 16384, one tick per width
+    panel = Panel("widths", "width", "KL", series=[Series("s", xs, [1 / x for x in xs])],
+                  logx=True, logy=True, xticks=[float(x) for x in xs])  # fmt: skip
+    narrow = Panel("narrow", "n", "y", series=[Series("s", [20, 30, 40, 60], [0.2, 0.3, 0.25, 0.5])],
+                   logx=True, logy=True)  # fmt: skip
+    fig, _ = render.build(Figure("logs", "c", [panel, narrow]))
+    try:
+        fig.canvas.draw()  # as saving does: the layout runs again, the thinned ticks stay put
+        for ax in fig.axes:
+            for axis in (ax.xaxis, ax.yaxis):
+                boxes = _visible_boxes(axis)
+                assert len(boxes) >= 2
+                for i, a in enumerate(boxes):
+                    for b in boxes[i + 1 :]:
+                        assert not a.overlaps(b)
+    finally:
+        plt.close(fig)
+
+
+def test_bars_are_named_on_their_axis_not_in_a_legend():
+    c = _solves([0.99, 0.995, 0.998])
+    fig, _ = render.build(Figure("bars", "c", [c.panel]))
+    try:
+        (ax,) = fig.axes
+        names = [t.get_text().replace("\n", " ") for t in ax.get_xticklabels()]
+        assert names == ["random width 64", "chance line"]
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert not any(n in legend for n in names)  # the legend explains the bands only
+    finally:
+        plt.close(fig)
+
+
+def test_named_categories_keep_the_panel_order_and_lines_follow_it():
+    buckets = ["1-8", "9-16", "17-32"]
+    series = Series("acc", ["17-32", "1-8", "9-16"], [0.5, 0.9, 0.8])  # e.g. sorted as strings
+    fig, _ = render.build(Figure("b", "c", [Panel("p", "length bucket", "accuracy", series=[series],
+                                                  categories=buckets)]))  # fmt: skip
+    try:
+        (ax,) = fig.axes
+        assert [t.get_text() for t in ax.get_xticklabels()] == buckets
+        (line,) = ax.get_lines()
+        assert list(line.get_xdata()) == [0, 1, 2] and list(line.get_ydata()) == [0.9, 0.8, 0.5]
+    finally:
+        plt.close(fig)
+
+
+def test_bounded_means_are_not_rates():
+    # two seeds at accuracy 1.0: a mean of 1 with no spread (bounded), a Wilson 2/2 only for outcomes
+    acc = mean_series([(64, 1.0), (64, 1.0), (16, 0.4), (16, 0.9)], bounds=(0.0, 1.0))
+    assert (acc.y[1], acc.lo[1], acc.hi[1]) == (1.0, 1.0, 1.0)
+    assert acc.lo[0] == 0.0 and acc.hi[0] == 1.0  # the t interval of two values, cut to [0, 1]
+    learned = mean_series([(64, 1.0), (64, 1.0)], rate=True)
+    assert learned.lo[0] == pytest.approx(stats.wilson(2, 2)[0]) and learned.hi[0] == 1.0
+
+
+def test_a_compound_rule_on_one_axis_draws_every_part_and_the_control():
+    # a BestFit and a Trend with a control, both of y on x: one panel with the rival curve and the control
+    from learnability.claims import BestFit
+
+    obs = [Obs(u, 0.5 * x + 0.01 * u, x=x, group="model") for u in range(4) for x in (4, 6, 8, 10)]
+    obs += [Obs(u, 0.1 * x, x=x, group="shuffle") for u in range(4) for x in (4, 6, 8, 10)]
+    rule = AllOf((
+        BestFit("model", "line", {"line": lambda x: x, "log": np.log}, x="N", y="log K"),
+        Trend("model", above(0.0, 0.1), x="N", y="log K", controls=("shuffle",),
+              control_band=above(0.0, 0.1)),
+    ))  # fmt: skip
+    labels = [s.label for s in rule.panel(Frame(obs), "t").series]
+    assert labels[0] == "model" and "shuffle" in labels
+    assert any(lb.startswith("line (expected)") for lb in labels)
+    assert any(lb.startswith("log (rival)") for lb in labels)
+    assert any(lb.startswith("band edge") for lb in labels)

@@ -32,8 +32,8 @@ from learnability.studies.pipeline import pick_scale
 FROZEN = {
     "sensitivity/quick": (93, "7d4ba4f95bcaa2e188dd227449915800810c63ce893c282193e82a893540ed4e"),
     "sensitivity/paper": (1910, "33706d3cec54aa71e396929af5aa0755cb21341bfe443f9887dab789c234d2b4"),
-    "volume/quick": (214, "3d61c9925720e7c60ec446cc01043dbf3a406a70d3243a6dd3b1f8b7f4c019b6"),
-    "volume/paper": (689, "8ed15f4316a62ed78e293a528d1b721fc6a8187ea1e3817d5b59567d77d936aa"),
+    "volume/quick": (213, "8befe953d660fe19fd72bb32150c7bc75bcef15b80d0261782f004fda13a47cd"),
+    "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
     "sparse_xor/quick": (430, "dbb31cf997e3eae0b4bab67ffe42aea39966a8dbf4e850c57c9b25e3d5a44054"),
     "sparse_xor/paper": (2384, "964806ef2b3d7b2405e66498485fbfcf493bb586255a12eeda7a79b69f24295e"),
     "random/quick": (50, "f298bfd20768bc416a5b450714397c628988bfca140c052c22c2774ee1ff841c"),

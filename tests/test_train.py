@@ -55,6 +55,13 @@ def test_embedding_only_training_changes_only_embeddings(parity5):
             assert not torch.equal(p, before[name]), name
         else:
             assert torch.equal(p, before[name]), name  # bit-identical: no update, no weight decay
+    # frozen parameters cost nothing: no gradient is computed for them, no optimiser state kept
+    trainer = Trainer(model, parity5, TrainConfig(steps=2, batch_size=16, freeze="embeddings"))
+    trainer.fit()
+    frozen = [p for n, p in model.named_parameters() if n not in allowed]
+    assert all(p.grad is None and not p.requires_grad for p in frozen)
+    assert {id(p) for p in trainer.optimizer.state} == {id(p) for p in trainer.params}
+    assert len(trainer.params) == len(allowed)
 
 
 def test_glob_freeze_spec(parity5):

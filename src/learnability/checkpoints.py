@@ -17,16 +17,21 @@ model on a task it never saw), and every tensor must have the name and shape the
 Every problem is a one-line `UserError` naming the file and what is wrong.
 
 Writing is atomic (a temporary file, then a rename), so a run killed mid-save keeps its previous file.
+Reading bounds what a file may inflate to (a zip member is never allowed to grow past the file's own
+size: torch.save does not compress), so a small crafted file cannot make a load take gigabytes.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import math
 import os
 import re
+import shutil
 import warnings
+import zipfile
 from collections.abc import Mapping
 from dataclasses import asdict
 from pathlib import Path
@@ -38,6 +43,7 @@ from torch import nn
 from learnability.config import canonical_json, from_dict
 from learnability.errors import UserError
 from learnability.models import MODELS
+from learnability.paths import atomic_path
 
 __all__ = [
     "FORMAT",
@@ -46,6 +52,8 @@ __all__ = [
     "check_resume_source",
     "file_name",
     "load_trainer_checkpoint",
+    "nonfinite_weights",
+    "parameter_count",
     "parameter_names",
     "parameter_shapes",
     "plain",
@@ -90,14 +98,49 @@ def plain(value: Any) -> Any:
 def save(payload: dict[str, Any], path: str | Path) -> Path:
     """`torch.save(payload)` atomically: a temporary file beside `path`, then a rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        torch.save(payload, tmp)
-        tmp.replace(path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path) as tmp:
+        try:
+            torch.save(payload, tmp)
+        except RuntimeError as exc:
+            # torch reports a failed write as "unexpected pos ..."; say what it was when the disk
+            # has no room left for the tensors
+            if shutil.disk_usage(tmp.parent).free < _tensor_bytes(payload) + (64 << 10):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path)) from exc
+            raise
     return path
+
+
+def _tensor_bytes(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, Mapping):
+        return sum(_tensor_bytes(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_tensor_bytes(v) for v in value)
+    return 0
+
+
+# torch.save stores its archive members uncompressed, so what a load inflates to is about the file's
+# own size. A crafted archive with deflated members could make a small file allocate gigabytes: the
+# members' declared sizes are read from the zip directory (without inflating anything) and bounded.
+INFLATE_SLACK = 1 << 20  # bytes of zip headers and pickles beyond the file's own size
+
+
+def _inflation_problem(path: Path) -> str | None:
+    try:
+        if not zipfile.is_zipfile(path):
+            return None  # torch's legacy format: storages are read as they are, never inflated
+        with zipfile.ZipFile(path) as archive:
+            inflated = sum(info.file_size for info in archive.infolist())
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return None  # not a readable zip: torch.load says what is wrong with it
+    size = path.stat().st_size
+    if inflated > 2 * size + INFLATE_SLACK:
+        return (
+            f"its archive inflates to {inflated:,} bytes from {size:,} (torch.save never compresses): "
+            "a crafted file, not read"
+        )
+    return None
 
 
 def read_checkpoint(path: str | Path, what: str = "checkpoint") -> dict[str, Any]:
@@ -109,8 +152,11 @@ def read_checkpoint(path: str | Path, what: str = "checkpoint") -> dict[str, Any
     try:
         if not path.is_file():
             raise UserError(f"{what} {file_name(path)} does not exist; give the path of a .pt file")
+        inflation = _inflation_problem(path)
     except OSError as exc:  # e.g. a name longer than the file system allows
         raise UserError(f"{what} {file_name(path)} cannot be used: {exc.strerror}") from None
+    if inflation:
+        raise UserError(f"{what} {file_name(path)}: {inflation}")
     try:
         with warnings.catch_warnings():
             # torch warns (on stderr) about pickle protocols; the error below says what matters
@@ -163,6 +209,16 @@ def parameter_shapes(model_config: Any) -> dict[str, tuple[int, ...]]:
     """{state_dict name: shape} of the model `model_config` describes, without building its weights."""
 
     return dict(_layout(canonical_json(model_config))[1])
+
+
+def parameter_count(model_config: Any) -> int | None:
+    """How many numbers the model's state holds (built on the meta device: nothing allocated), or
+    None when that cannot be told without building it."""
+    try:
+        shapes = parameter_shapes(model_config)
+    except (RuntimeError, ValueError, TypeError, OverflowError, NotImplementedError):
+        return None
+    return sum(math.prod(shape) for shape in shapes.values())
 
 
 def parameter_names(model_config: Any) -> list[str]:
@@ -339,3 +395,18 @@ def load_trainer_checkpoint(
             f"trainer checkpoint {file_name(path)} does not fit this run's model and optimiser: {first}"
         ) from None
     return int(payload["step"]), payload["state"]
+
+
+def nonfinite_weights(state: Mapping[str, torch.Tensor]) -> str | None:
+    """Why a model's weights are not all finite (a diverged run's model.pt), or None: such a model
+    computes NaN everywhere, and scoring it would read as a constant function."""
+    bad = {k: int((~torch.isfinite(v)).sum()) for k, v in state.items() if v.is_floating_point()}
+    bad = {k: n for k, n in bad.items() if n}
+    if not bad:
+        return None
+    first = next(iter(bad))
+    total = sum(v.numel() for v in state.values())
+    return (
+        f"{sum(bad.values()):,} of its {total:,} weights are NaN or infinite (first in {first!r}, "
+        f"{len(bad)} tensor(s) in all)"
+    )

@@ -31,6 +31,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 import yaml
 
 from learnability.errors import UserError, did_you_mean
+from learnability.paths import atomic_write_text
 
 __all__ = [
     "HASH_OMIT_DEFAULT",
@@ -44,6 +45,7 @@ __all__ = [
     "save_resolved",
     "to_dict",
     "validate_key",
+    "yaml_values",
 ]
 
 _MISSING = dataclasses.MISSING
@@ -305,9 +307,9 @@ def parse_override(text: str) -> tuple[str, Any]:
     if not key or any(not part for part in key.split(".")):
         raise UserError(f"override {text!r} has an empty key; expected e.g. model.d_model=64")
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw  # not valid YAML: keep it as the literal string
+        value = yaml_values(raw) if raw.strip() else ""
+    except (yaml.YAMLError, RecursionError):
+        value = raw  # not valid YAML (or not a value, e.g. a date): keep it as the literal string
     if isinstance(value, str):
         value = _maybe_number(value)
     return key, value
@@ -399,10 +401,109 @@ def apply_overrides(data: dict, overrides: list[str], cls: type | None = None) -
 
 
 MAX_CONFIG_BYTES = 10_000_000  # a config file is values only: megabytes mean a wrong file
+# Aliases let a small file describe an exponentially large value ("billion laughs"): the value a file
+# expands to is bounded (in nodes, aliases counted each time they are used) before it is built.
+MAX_CONFIG_NODES = 1_000_000
+
+
+class _ConfigLoader(yaml.SafeLoader):
+    """YAML for configs: values only (mappings, lists, strings, numbers, booleans, null).
+
+    Refused, each with the line it is on: duplicate keys (YAML would keep the last one silently),
+    dates and times, sets, binary data and ordered pairs (not config values: a date meant as text
+    must be quoted), a value that refers to itself, and aliases expanding to more than
+    MAX_CONFIG_NODES nodes."""
+
+    def get_single_node(self) -> Any:
+        node = super().get_single_node()
+        if node is not None:
+            _check_expansion(node)
+        return node
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Any] = set()
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *base` then a key of its own: an override, not a duplicate
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    duplicate = key in seen
+                    seen.add(key)
+                except TypeError:
+                    continue  # an unhashable key: the base class says so
+                if duplicate:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (each key may appear once)",
+                        key_node.start_mark,
+                    )  # fmt: skip
+        return super().construct_mapping(node, deep=deep)
+
+
+_NOT_VALUES = {
+    "timestamp": "a date or time",
+    "set": "a set",
+    "binary": "binary data",
+    "omap": "an ordered mapping",
+    "pairs": "a list of pairs",
+}
+
+
+def _refuse_tag(loader: yaml.SafeLoader, node: Any) -> Any:
+    kind = _NOT_VALUES.get(node.tag.rsplit(":", 1)[-1], node.tag)
+    shown = f" ({node.value!r})" if isinstance(node, yaml.ScalarNode) else ""
+    raise yaml.constructor.ConstructorError(
+        None, None,
+        f"{kind}{shown} is not a config value; configs hold numbers, text, booleans, lists and "
+        "mappings (quote it to mean text)",
+        node.start_mark,
+    )  # fmt: skip
+
+
+for _tag in _NOT_VALUES:
+    _ConfigLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _refuse_tag)
+
+
+def _check_expansion(root: Any) -> None:
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def size(node: Any) -> int:
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in open_nodes:
+            raise yaml.composer.ComposerError(
+                None, None, "a value that contains itself (a recursive alias)", node.start_mark
+            )
+        open_nodes.add(key)
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(child) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        open_nodes.discard(key)
+        if total > MAX_CONFIG_NODES:
+            raise yaml.composer.ComposerError(
+                None, None,
+                f"its aliases expand to more than {MAX_CONFIG_NODES:,} values (a config is small)",
+                node.start_mark,
+            )  # fmt: skip
+        sizes[key] = total
+        return total
+
+    size(root)
+
+
+def yaml_values(text: str) -> Any:
+    """`text` read as config YAML (`_ConfigLoader`: values only, no duplicate keys, bounded)."""
+    return yaml.load(text, Loader=_ConfigLoader)  # a SafeLoader subclass: no Python tags
 
 
 def load_yaml(path: str | Path) -> dict:
     """Read a YAML mapping; a missing file or bad YAML is a UserError naming the file (and line)."""
+    if isinstance(path, str) and not path.strip():
+        raise UserError(f"config file {path!r} is an empty path; give a .yaml file")
     path = Path(path)
     try:
         if path.is_dir():
@@ -425,7 +526,7 @@ def load_yaml(path: str | Path) -> dict:
             f"config file {str(path)!r} cannot be read: {exc.strerror or type(exc).__name__}"
         ) from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml_values(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -620,7 +721,4 @@ def _clause(message: str, name: str) -> str:
 
 def save_resolved(config: Any, path: str | Path) -> Path:
     """Write the resolved config (defaults included) as YAML."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(to_dict(config), sort_keys=False))
-    return path
+    return atomic_write_text(Path(path), yaml.safe_dump(to_dict(config), sort_keys=False))

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import torch
 import torch.nn.functional as F
@@ -210,9 +211,12 @@ def apply_freeze(model: nn.Module, freeze: str | list[str]) -> list[nn.Parameter
 
 # -- losses ------------------------------------------------------------------------------------------------
 def compute_loss(
-    kind: str, output: torch.Tensor, batch: Batch, reduction: str = "mean"
+    kind: str, output: torch.Tensor, batch: Batch, reduction: str = "mean", groups: int = 1
 ) -> torch.Tensor:
-    """The task loss of `output` on `batch`; reduction "mean" → scalar, "none" → per-example (B,)."""
+    """The task loss of `output` on `batch`; reduction "mean" → scalar, "none" → per-example (B,).
+
+    With `groups` = K the rows are K equal groups, one after the other (a stacked ensemble's members,
+    flattened), and "mean" gives each group's loss (K,), each with the bits it has alone."""
     if kind == "mse":
         per = (
             output.reshape(output.shape[0], -1).float()
@@ -229,7 +233,10 @@ def compute_loss(
         if logits.dim() == 2:  # (B, V) against a single target per row
             per = F.cross_entropy(logits, batch.targets.reshape(-1), reduction="none")
         else:
-            ce = F.cross_entropy(logits.transpose(1, 2), batch.targets, reduction="none")  # (B, T)
+            # over contiguous (B·T, V) rows: the log-softmax over a strided class dim is ~3× slower
+            flat = logits.reshape(-1, logits.shape[-1])
+            ce = F.cross_entropy(flat, batch.targets.reshape(-1), reduction="none")
+            ce = ce.view(batch.targets.shape)  # (B, T)
             if batch.mask is None:
                 per = ce.mean(1)
             else:
@@ -238,6 +245,9 @@ def compute_loss(
             if reduction == "mean" and batch.mask is not None:
                 # average over scored positions of the whole batch, not over rows
                 m = batch.mask.to(ce.dtype)
+                if groups > 1:
+                    scored = (ce * m).view(groups, -1).sum(-1)
+                    return scored / m.view(groups, -1).sum(-1).clamp_min(1)
                 return (ce * m).sum() / m.sum().clamp_min(1)
     elif kind == "kl":
         logits = output.float()
@@ -248,7 +258,9 @@ def compute_loss(
     else:
         check_choice("loss", kind, ["mse", "ce", "kl"])
         raise AssertionError
-    return per.mean() if reduction == "mean" else per
+    if reduction != "mean":
+        return per
+    return per.view(groups, -1).mean(-1) if groups > 1 else per.mean()
 
 
 @torch.no_grad()
@@ -285,6 +297,31 @@ def lr_factor(config: TrainConfig, step: int) -> float:
     )
 
 
+def make_optimizer(params: list[nn.Parameter], config: TrainConfig) -> torch.optim.Optimizer:
+    """The optimiser `config` names over `params`: one fused kernel per step where torch has one (CPU
+    and CUDA float parameters), which is what makes small models' steps cheap."""
+    c = config
+    fused = bool(params) and all(
+        p.is_floating_point() and p.device.type in ("cpu", "cuda") for p in params
+    )
+    if c.optimizer == "adamw":
+        return torch.optim.AdamW(
+            params,
+            lr=c.lr,
+            betas=(float(c.betas[0]), float(c.betas[1])),
+            weight_decay=c.weight_decay,
+            fused=fused or None,
+        )
+    return torch.optim.SGD(
+        params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay, fused=fused or None
+    )
+
+
+# A stacked-ensemble driver (learnability.sweep.ensemble) sets `fit` on this thread to take over
+# `Trainer.fit` calls: it trains several compatible trainers as one batched model.
+FIT_REDIRECT = threading.local()
+
+
 # -- the trainer -------------------------------------------------------------------------------------------
 class Trainer:
     """Trains `model` on `task` under `config`; see the module docstring for the rules."""
@@ -312,17 +349,7 @@ class Trainer:
         self.eval_at_start = eval_at_start  # a step-0 row before the first update
         c.validate()  # again: a config may have been edited since it was built
         self.params = apply_freeze(self.model, c.freeze)
-        if c.optimizer == "adamw":
-            self.optimizer: torch.optim.Optimizer = torch.optim.AdamW(
-                self.params,
-                lr=c.lr,
-                betas=(float(c.betas[0]), float(c.betas[1])),
-                weight_decay=c.weight_decay,
-            )
-        else:
-            self.optimizer = torch.optim.SGD(
-                self.params, lr=c.lr, momentum=c.momentum, weight_decay=c.weight_decay
-            )
+        self.optimizer = make_optimizer(self.params, c)
         test = task.test_set()
         if c.eval_size is not None and len(test) > c.eval_size:
             test = test.slice(0, c.eval_size)
@@ -363,94 +390,40 @@ class Trainer:
     def fit(self, data_seed: int = 0, init_seed: int | None = None) -> TrainResult:
         """Train; `data_seed` drives batch sampling (`init_seed` is recorded only: build the model with
         `seeded_model`). Returns a TrainResult; a non-finite loss ends the run with status "diverged"."""
-        c = self.config
-        start_time = time.perf_counter()
-        generator = torch.Generator().manual_seed(int(data_seed))
-        state: dict[str, Any] = {
-            "history": [],
-            "loss_sum": 0.0,
-            "loss_count": 0,
-            "status": "finished",
-        }
-        step = 0
-        ckpt = Path(c.checkpoint_path) if c.checkpoint_path else None
-        if c.resume and ckpt is not None and ckpt.exists():
-            step, state = self._load_checkpoint(ckpt, generator)
-        status = state["status"]
-        converged_step = state.get("converged_step")
-        bar = _Progress(c.steps, enabled=self.progress)
-        bar.advance(step)
-        if self.eval_at_start and step == 0 and not state["history"]:
-            self._record(state, 0, self._start_row(), bar)
-        self.model.train()
-        last_eval: dict[str, float] = state.get("last_eval", {})
-        while step < c.steps and status == "finished":
-            factor = lr_factor(c, step)
-            for group in self.optimizer.param_groups:
-                group["lr"] = c.lr * factor
-            batch = self._batch(generator)
-            out = self.model(batch.inputs)
-            loss = compute_loss(self.task.loss, out, batch)
-            value = loss.item()
-            if not math.isfinite(value):
-                status = "diverged"
-                step += 1
-                self._record(state, step, {"loss": value}, bar)
-                break
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            if c.grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(self.params, c.grad_clip)
-            self.optimizer.step()
-            step += 1
-            state["loss_sum"] += value
-            state["loss_count"] += 1
-            bar.advance(1, loss=value)
-            if step % c.eval_every == 0 or step == c.steps:
-                train_acc = self.task.accuracy(out.detach(), batch)
-                last_eval = evaluate(self.model, self.task, self.test, self.device, c.eval_batch)
-                self.model.train()
-                row = {
-                    "loss": state["loss_sum"] / max(state["loss_count"], 1),
-                    "acc": train_acc,
-                    "lr": c.lr * factor,
-                    "test_loss": last_eval["loss"],
-                    "test_acc": last_eval["acc"],
-                }
-                state["loss_sum"], state["loss_count"] = 0.0, 0
-                if self.eval_hook is not None and math.isfinite(last_eval["loss"]):
-                    row.update(self.eval_hook(step, self.model))
-                    self.model.train()
-                self._record(state, step, row, bar)
-                if not math.isfinite(last_eval["loss"]):
-                    status = "diverged"
-                elif self._converged(last_eval):
-                    status, converged_step = "converged", step
-                state["last_eval"] = last_eval
-            if (
-                ckpt is not None
-                and c.checkpoint_every
-                and step % c.checkpoint_every == 0
-                and status == "finished"
-            ):
-                self.save_checkpoint(ckpt, step, generator, {**state, "status": status})
-        bar.close()
-        if status == "diverged":  # an earlier evaluation does not describe the diverged model
-            last_eval = {}
-        elif not last_eval:
-            last_eval = evaluate(self.model, self.task, self.test, self.device, c.eval_batch)
-        state["status"], state["converged_step"] = status, converged_step
-        if ckpt is not None and status != "diverged":
-            self.save_checkpoint(ckpt, step, generator, state)
-        final = {
-            "test_loss": last_eval.get("loss", float("nan")),
-            "test_acc": last_eval.get("acc", float("nan")),
-        }
-        if state["history"]:
-            final["train_loss"] = state["history"][-1].get("loss", float("nan"))
-        return TrainResult(
-            status, step, state["history"], final, time.perf_counter() - start_time, converged_step
-        )
+        redirect = getattr(FIT_REDIRECT, "fit", None)
+        if redirect is not None:
+            return cast(TrainResult, redirect(self, data_seed, init_seed))
+        run = self.start(data_seed)
+        while run.active:
+            self.step(run)
+        return run.finish()
+
+    def start(self, data_seed: int = 0) -> Run:
+        """A fit in progress at its first step (or where its checkpoint left off, with `resume`)."""
+        return Run(self, data_seed)
+
+    def set_lr(self, factor: float) -> None:
+        for group in self.optimizer.param_groups:
+            group["lr"] = self.config.lr * factor
+
+    def step(self, run: Run, batch: Batch | None = None) -> None:
+        """One training step of `run` on this trainer's own model and optimiser (on `batch` when
+        the caller has already drawn the step's batch)."""
+        factor = run.factor()
+        self.set_lr(factor)
+        if batch is None:
+            batch = run.batch()
+        out = self.model(batch.inputs)
+        loss = compute_loss(self.task.loss, out, batch)
+        value = loss.item()  # on CPU this costs nothing: there is no queue to drain
+        if not run.accept(value):
+            return
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        if self.config.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(self.params, self.config.grad_clip)
+        self.optimizer.step()
+        run.advance(out, batch, value, factor)
 
     def _start_row(self) -> dict[str, Any]:
         """The untrained model's evaluation row (step 0): test loss and accuracy, the hook's metrics."""
@@ -480,6 +453,121 @@ class Trainer:
         bar.show(row)
         if self.metrics_log is not None:
             self.metrics_log(step, {k: v for k, v in row.items() if k != "step"})
+
+
+class Run:
+    """One `Trainer.fit` in progress: data generator, step, history and status. `Trainer.step` (or a
+    stacked ensemble, for several runs at once) computes each step; `accept` and `advance` do the
+    bookkeeping around it (divergence, evaluation, hooks, convergence, checkpoints) and `finish` gives
+    the TrainResult, so every way of computing the steps shares one set of rules."""
+
+    def __init__(self, trainer: Trainer, data_seed: int) -> None:
+        self.trainer = t = trainer
+        self.config = c = trainer.config
+        self.start_time = time.perf_counter()
+        self.generator = torch.Generator().manual_seed(int(data_seed))
+        self.state: dict[str, Any] = {
+            "history": [],
+            "loss_sum": 0.0,
+            "loss_count": 0,
+            "status": "finished",
+        }
+        self.step = 0
+        self.ckpt = Path(c.checkpoint_path) if c.checkpoint_path else None
+        if c.resume and self.ckpt is not None and self.ckpt.exists():
+            self.step, self.state = t._load_checkpoint(self.ckpt, self.generator)
+        self.status: str = self.state["status"]
+        self.converged_step: int | None = self.state.get("converged_step")
+        self.bar = _Progress(c.steps, enabled=t.progress)
+        self.bar.advance(self.step)
+        if t.eval_at_start and self.step == 0 and not self.state["history"]:
+            t._record(self.state, 0, t._start_row(), self.bar)
+        t.model.train()
+        self.last_eval: dict[str, float] = self.state.get("last_eval", {})
+
+    @property
+    def active(self) -> bool:
+        return self.step < self.config.steps and self.status == "finished"
+
+    def factor(self) -> float:
+        """The lr multiplier of the coming step."""
+        return lr_factor(self.config, self.step)
+
+    def batch(self) -> Batch:
+        """The coming step's training batch (advances the data generator)."""
+        return self.trainer._batch(self.generator)
+
+    def accept(self, value: float) -> bool:
+        """False (and the run ends "diverged", the step not taken) for a non-finite loss."""
+        if math.isfinite(value):
+            return True
+        self.status = "diverged"
+        self.step += 1
+        self.trainer._record(self.state, self.step, {"loss": value}, self.bar)
+        return False
+
+    def advance(self, out: torch.Tensor, batch: Batch, value: float, factor: float) -> None:
+        """After the update: count the step, evaluate when due, stop when converged, checkpoint."""
+        t, c, state = self.trainer, self.config, self.state
+        self.step += 1
+        step = self.step
+        state["loss_sum"] += value
+        state["loss_count"] += 1
+        self.bar.advance(1, loss=value)
+        if step % c.eval_every == 0 or step == c.steps:
+            train_acc = t.task.accuracy(out.detach(), batch)
+            self.last_eval = last = evaluate(t.model, t.task, t.test, t.device, c.eval_batch)
+            t.model.train()
+            row = {
+                "loss": state["loss_sum"] / max(state["loss_count"], 1),
+                "acc": train_acc,
+                "lr": c.lr * factor,
+                "test_loss": last["loss"],
+                "test_acc": last["acc"],
+            }
+            state["loss_sum"], state["loss_count"] = 0.0, 0
+            if t.eval_hook is not None and math.isfinite(last["loss"]):
+                row.update(t.eval_hook(step, t.model))
+                t.model.train()
+            t._record(state, step, row, self.bar)
+            if not math.isfinite(last["loss"]):
+                self.status = "diverged"
+            elif t._converged(last):
+                self.status, self.converged_step = "converged", step
+            state["last_eval"] = last
+        if (
+            self.ckpt is not None
+            and c.checkpoint_every
+            and step % c.checkpoint_every == 0
+            and self.status == "finished"
+        ):
+            t.save_checkpoint(self.ckpt, step, self.generator, {**state, "status": self.status})
+
+    def finish(self) -> TrainResult:
+        t, state, status = self.trainer, self.state, self.status
+        self.bar.close()
+        last_eval = self.last_eval
+        if status == "diverged":  # an earlier evaluation does not describe the diverged model
+            last_eval = {}
+        elif not last_eval:
+            last_eval = evaluate(t.model, t.task, t.test, t.device, self.config.eval_batch)
+        state["status"], state["converged_step"] = status, self.converged_step
+        if self.ckpt is not None and status != "diverged":
+            t.save_checkpoint(self.ckpt, self.step, self.generator, state)
+        final = {
+            "test_loss": last_eval.get("loss", float("nan")),
+            "test_acc": last_eval.get("acc", float("nan")),
+        }
+        if state["history"]:
+            final["train_loss"] = state["history"][-1].get("loss", float("nan"))
+        return TrainResult(
+            cast(Any, status),
+            self.step,
+            state["history"],
+            final,
+            time.perf_counter() - self.start_time,
+            self.converged_step,
+        )
 
 
 class _Progress:
@@ -530,7 +618,9 @@ class _Progress:
 
 __all__ = [
     "EMBEDDING_PATTERNS",
+    "FIT_REDIRECT",
     "PRESETS",
+    "Run",
     "TrainConfig",
     "TrainResult",
     "Trainer",
@@ -538,6 +628,7 @@ __all__ = [
     "compute_loss",
     "evaluate",
     "lr_factor",
+    "make_optimizer",
     "seeded_model",
     "select_trainable",
     "trainable_names",

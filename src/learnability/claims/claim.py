@@ -271,22 +271,27 @@ def judge(rule: Rule, evidence: Evidence, units: Units) -> Judgement:
     return Judgement(decision.verdict, decision.measured, decision, frame, evidence)
 
 
-def _signature(j: Judgement) -> tuple[Any, ...]:
-    """What an alternative could change: its short-circuit and its collapsed evidence, row by row."""
+def _signature(j: Judgement, groups: list[str] | None = None) -> tuple[Any, ...]:
+    """What an alternative could change: its short-circuit and its collapsed evidence, row by row,
+    in the groups the rule reads (`groups`; all when None) — context groups drawn beside them, which
+    no verdict reads, cannot make an alternative effective."""
     stop = (j.verdict, j.measured) if j.decision is None and j.frame is None else ()
     rows: list[tuple[str, ...]] = []
     if j.frame is not None:
         rows = sorted(
             (g, repr(r.x), repr(r.unit), repr(r.y), repr(r.censored))
-            for g in j.frame.groups()
+            for g in (j.frame.groups() if groups is None else groups)
             for r in j.frame.rows(g)
         )
     return (stop, tuple(rows))
 
 
-def effect(head: Judgement, alt: Judgement, same_rule: bool) -> str:
-    """`no-op`, `not evaluated` or `changed` (see the module docstring)."""
-    if same_rule and _signature(alt) == _signature(head):
+def effect(
+    head: Judgement, alt: Judgement, same_rule: bool, groups: list[str] | None = None
+) -> str:
+    """`no-op`, `not evaluated` or `changed` (see the module docstring); `groups` are the frame
+    groups the (shared) rule reads."""
+    if same_rule and _signature(alt, groups) == _signature(head, groups):
         return "no-op"
     if alt.decision is None and alt.verdict != "vacuous":
         return (
@@ -310,15 +315,19 @@ def robustness_of(head: Verdict, rows: list[dict[str, Any]]) -> tuple[bool | Non
     return agree == len(changed), summary
 
 
-def seconds_per_unit(results: Any, replicate: tuple[str, ...]) -> tuple[float | None, str]:
+def seconds_per_unit(
+    results: Any, replicate: tuple[str, ...], units_now: int = 0
+) -> tuple[float | None, str]:
     """Run seconds one more independent unit costs: per replicate sweep, the mean over its seeds of
-    the summed run times of that seed; summed over the sweeps. (None, why) when unknown."""
+    the summed run times of that seed; summed over the sweeps; divided by the units a seed brings
+    per cell when there are more units than seeds (a seed that draws a batch of random models).
+    (None, why) when unknown."""
     if not replicate:
         return None, "cost unknown: no replicate sweeps declared"
     of = getattr(results, "of", None)
     if of is None:
         return None, "cost unknown: the results carry no run records"
-    total = 0.0
+    total, seeds = 0.0, 1
     for short in replicate:
         per_seed: dict[Any, float] = {}
         for r in of(short, status=None):
@@ -327,7 +336,8 @@ def seconds_per_unit(results: Any, replicate: tuple[str, ...]) -> tuple[float | 
         if not per_seed:
             return None, f"cost unknown: no run times recorded for sweep {short!r}"
         total += sum(per_seed.values()) / len(per_seed)
-    return total, ""
+        seeds = max(seeds, len(per_seed))
+    return total / max(1.0, units_now / seeds), ""
 
 
 def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
@@ -335,7 +345,8 @@ def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
     why_not = ""
     if head.frame is None:
         why_not = f"the rule did not run ({head.short_circuit})"
-    cost, note = seconds_per_unit(results, claim.replicate)
+    units_now = 0 if head.frame is None else power_mod.min_cell(head.frame, claim.rule.groups())
+    cost, note = seconds_per_unit(results, claim.replicate, units_now)
     try:
         return power_mod.analyse(
             claim.rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
@@ -389,7 +400,7 @@ def evaluate(
                 "alternative": alt.label,
                 "verdict": j.verdict,
                 "measured": j.measured,
-                "effect": effect(head, j, rule == claim.rule),
+                "effect": effect(head, j, rule == claim.rule, claim.rule.groups()),
             }
         )
     history = [
@@ -429,7 +440,7 @@ def evaluate(
         details.setdefault("rule", head.decision.details)
     panel = None
     if claim.figure is None and head.frame is not None:
-        panel = claim.rule.panel(head.frame, claim.title)
+        panel = claim.rule.panel(head.frame, claim.title, head.decision)
     pw = power_of(claim, head, results)
     verdict, qualifier, adaptive = head.verdict, head.qualifier, None
     if sequential is not None:

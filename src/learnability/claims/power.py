@@ -279,7 +279,8 @@ def _rate_diff_curve(band: Band, a: np.ndarray, b: np.ndarray, paired: bool, min
 
 
 # -- per rule -------------------------------------------------------------------------------------------
-def _min_cell(frame: Frame, groups: list[str]) -> int:
+def min_cell(frame: Frame, groups: list[str]) -> int:
+    """The fewest units in any cell of `groups` (what a power statement counts as units now)."""
     counts = [n for g in groups for n in frame.cell_counts(g).values()]
     return min(counts) if counts else 0
 
@@ -363,7 +364,7 @@ def _trend(rule: Trend, frame: Frame, min_n: int, prior_sd: float | None) -> Cur
                 _two_sample(rule.control_band, focus, _unit_slopes(frame, c), min_n, prior_sd)
             )
         for p in parts:  # per-unit slopes: one slope per unit, so n units = n slopes
-            p.n0 = _min_cell(frame, rule.groups())
+            p.n0 = min_cell(frame, rule.groups())
         return _combine(parts) if len(parts) > 1 else parts[0]
     fit, m0 = _pooled(frame, rule.focus)
     parts.append(_pooled_curve(rule.band, fit, m0, min_n, prior_sd))
@@ -371,7 +372,7 @@ def _trend(rule: Trend, frame: Frame, min_n: int, prior_sd: float | None) -> Cur
         assert rule.control_band is not None
         c_fit, c_m0 = _pooled(frame, c)
         parts.append(_pooled_diff_curve(rule.control_band, fit, c_fit, m0, c_m0, min_n))
-    n0 = _min_cell(frame, rule.groups())
+    n0 = min_cell(frame, rule.groups())
     for p in parts:
         p.n0 = n0
     return _combine(parts) if len(parts) > 1 else parts[0]
@@ -438,7 +439,7 @@ def _censored(rule: CensoredTrend, frame: Frame, min_n: int) -> Curve:
     if not (math.isfinite(fit.slope_lo) and math.isfinite(fit.slope_hi)):
         raise _NoSpread()
     se0 = (fit.slope_hi - fit.slope_lo) / (2 * float(sps.norm.ppf(0.5 + stats.LEVEL / 2)))
-    m0 = _min_cell(frame, [rule.focus])
+    m0 = min_cell(frame, [rule.focus])
     c = _t_curve(
         rule.band, fit.slope, lambda n: se0 * math.sqrt(m0 / n), lambda n: 10_000.0,
         m0, max(min_n, 1),
@@ -461,7 +462,7 @@ def _best_fit(rule: BestFit, frame: Frame, min_n: int) -> Curve:
     sigma = float(np.sqrt(np.mean((y - source.fit.predict(t_x)) ** 2)))
     design = np.unique(x)  # n units per cell: each distinct x measured n times
     mu = source.fit.predict(np.asarray(rule.transforms[source.name](design), dtype=float))
-    m0 = max(1, _min_cell(frame, [rule.focus]))
+    m0 = max(1, min_cell(frame, [rule.focus]))
 
     def fn(n: int) -> float:
         if n < min_n:
@@ -568,13 +569,13 @@ def analyse(
     try:
         c = curve(rule, frame, min_n, prior_sd)
     except Undecidable as exc:
-        n0 = _min_cell(frame, rule.groups())
+        n0 = min_cell(frame, rule.groups())
         return Power(
             None, n0, None, None,
             f"{n0} {_plural(kind, n0)}: {exc}; no number of {_plural(kind, 2)} decides it",
         )  # fmt: skip
     except _NoSpread:
-        n0 = _min_cell(frame, rule.groups())
+        n0 = min_cell(frame, rule.groups())
         return Power(
             None, n0, None, None,
             f"{n0} {_plural(kind, n0)}: the spread between units is unknown (fewer than 2 units "
@@ -589,6 +590,8 @@ def analyse(
     cost = None
     if need is None:
         text = f"{head}; more than {max(256, MAX_FACTOR * max(n0, 1))} would be needed for 80%"
+    elif need <= n0:
+        text = f"{head}; {need} would already give 80%"
     else:
         text = f"{head}; {need} would give 80%"
         if seconds_per_unit is not None:

@@ -29,7 +29,8 @@ import numpy as np
 
 from learnability import stats
 from learnability.claims.evidence import Frame
-from learnability.report.panels import Panel, Series, grouped_series
+from learnability.report import rule_panels as rp
+from learnability.report.panels import Panel, Ref, Series, Span, grouped_series
 from learnability.stats import Estimate
 
 Verdict = Literal["reproduced", "not reproduced", "inconclusive", "vacuous", "not run"]
@@ -146,8 +147,10 @@ class Rule(ABC):
     @abstractmethod
     def decide(self, frame: Frame) -> Decision: ...
 
-    def panel(self, frame: Frame, title: str) -> Panel | None:
-        """A default figure panel showing what the rule judged (None: the claim names its own)."""
+    def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel | None:
+        """A default figure panel showing what the rule judged, drawn from `decision` (the one the
+        claim card prints; recomputed from the frame when not given, which gives the same numbers)
+        with the band edges and the control groups the rule reads. None: the claim names its own."""
         return None
 
 
@@ -240,9 +243,38 @@ class Trend(Rule):
             details["controls"][c] = {"slope": _est(c_slope), "difference": _est(diff)}
         return Decision(combine(parts), measured, slope, "; ".join(control_texts), details)
 
-    def panel(self, frame: Frame, title: str) -> Panel:
+    def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel:
+        d = decision if decision is not None else self.decide(frame)
         points = [(g, r.x, r.y) for g in self.groups() for r in frame.rows(g) if r.x is not None]
         series = grouped_series(points, order=self.groups(), labels=self.labels)
+        drawn = [g for g in self.groups() if any(r.x is not None for r in frame.rows(g))]
+        for i, (s, g) in enumerate(zip(series, drawn)):
+            s.color = (
+                rp.COLORS["focus"]
+                if g == self.focus
+                else rp.CONTROL_COLORS[(i - 1) % len(rp.CONTROL_COLORS)]
+            )
+        slope = _estimate(d.details.get("slope"))
+        x, y = frame.xy(self.focus)
+        if rp.finite(slope) and x.size:
+            assert slope is not None
+            xm, ym = float(x.mean()), float(y.mean())
+            name = _label(self.focus, self.labels)
+            series.append(
+                rp.fitted_line(f"{name}: slope {slope.fmt()}", x.tolist(), xm, ym, slope.value)
+            )
+            series[-1].color = rp.COLORS["focus"]
+            edge = self.band.hi if self.band.direction != "below" else self.band.lo
+            series.append(
+                rp.fitted_line(
+                    f"band edge: slope {_num(edge)} ({self.band.direction})",
+                    x.tolist(),
+                    xm,
+                    ym,
+                    edge,
+                )
+            )
+            series[-1].color = "#b3261e"
         return Panel(title, self.x, self.y, series=series)
 
 
@@ -298,8 +330,24 @@ class Mean(Rule):
         measured = f"{_label(self.focus, self.labels)}: {self.what} {prefix}{e.fmt()}"
         return Decision(self.band.judge(e), measured, e, details={self.kind: _est(e)})
 
-    def panel(self, frame: Frame, title: str) -> Panel:
-        return _bars(frame, [self.focus], self.labels, title, self.what, self.band, self.bounds)
+    def marks(
+        self, frame: Frame, decision: Decision | None = None, part: int = 0
+    ) -> tuple[list[rp.Bar], list[Ref], list[Span]]:
+        """The focus bar (the decision's own estimate), the band on it, and the frame's other groups
+        as context bars estimated the same way; `part` numbers the band inside an AllOf."""
+        d = decision if decision is not None else self.decide(frame)
+        focus = d.statistic or self.estimate(frame.values(self.focus))[0]
+        others = [(g, self.estimate(frame.values(g))[0]) for g in frame.groups() if g != self.focus]
+        refs, spans = rp.band_marks(
+            self.band.direction, self.band.lo, self.band.hi, self.band.tolerance, part=part,
+            over=_label(self.focus, self.labels),
+        )  # fmt: skip
+        return _bars(frame, [(self.focus, focus, "focus"), *[(g, e, "context") for g, e in others]],
+                     self.labels), refs, spans  # fmt: skip
+
+    def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel:
+        bars, refs, spans = self.marks(frame, decision)
+        return rp.bars_panel(title, self.what, bars, refs, spans)
 
 
 @dataclass(frozen=True)
@@ -398,35 +446,51 @@ class Contrast(Rule):
         }
         return Decision(self.band.judge(diff), measured, diff, f"{c}: {fb.fmt()}", details)
 
-    def panel(self, frame: Frame, title: str) -> Panel:
-        return _bars(
-            frame, [self.focus, self.control], self.labels, title, self.what, None, self.bounds
-        )
+    def _ylabel(self) -> str:
+        return f"log10 {self.what}" if self.kind_of == "log10_ratio" else self.what
+
+    def marks(
+        self, frame: Frame, decision: Decision | None = None, part: int = 0
+    ) -> tuple[list[rp.Bar], list[Ref], list[Span]]:
+        """Focus and control bars (the decision's own estimates) and the band the difference must
+        clear, drawn from the control's value: control + edge."""
+        d = decision if decision is not None else self.decide(frame)
+        fa, fb = _estimate(d.details.get("focus")), _estimate(d.details.get("control"))
+        groups: list[tuple[str, Estimate | None, rp.Role]] = [
+            (self.focus, fa, "focus"), (self.control, fb, "control"),
+        ]  # fmt: skip
+        bars = _bars(frame, [(g, e, role) for g, e, role in groups if e is not None], self.labels)
+        refs: list[Ref] = []
+        spans: list[Span] = []
+        if rp.finite(fb):
+            assert fb is not None
+            refs, spans = rp.band_marks(
+                self.band.direction, self.band.lo, self.band.hi, self.band.tolerance,
+                offset=fb.value, prefix=_label(self.control, self.labels), part=part,
+                over=_label(self.focus, self.labels),
+            )  # fmt: skip
+        return bars, refs, spans
+
+    def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel:
+        bars, refs, spans = self.marks(frame, decision)
+        return rp.bars_panel(title, self._ylabel(), bars, refs, spans)
 
 
 def _bars(
-    frame: Frame,
-    groups: list[str],
-    labels: dict[str, str],
-    title: str,
-    what: str,
-    band: Band | None,
-    bounds: tuple[float, float] | None = None,
-) -> Panel:
-    series = []
-    for i, g in enumerate(groups):
-        v = frame.values(g)
-        e = _rate(v) if v.size and np.all((v == 0) | (v == 1)) else stats.mean_ci(v, bounds)
-        series.append(Series(_label(g, labels), [i], [e.value], [e.lo], [e.hi], kind="bar"))
-    hlines = []
-    if band is not None:
-        hlines = [
-            (band.lo, f"band {band.direction} {_num(band.lo)}–{_num(band.hi)}"),
-            (band.hi, ""),
-        ]
-    return Panel(
-        title, "group", what, series=series, hlines=hlines, xticks=list(range(len(groups)))
-    )
+    frame: Frame, groups: list[tuple[str, Estimate, rp.Role]], labels: dict[str, str]
+) -> list[rp.Bar]:
+    """Named bars from estimates the rule computed (never recomputed here: a bar's whisker is the
+    interval the card prints); groups without observations are left out."""
+    return [rp.Bar(_label(g, labels), e, role) for g, e, role in groups if frame.values(g).size]
+
+
+def _estimate(d: Any) -> Estimate | None:
+    """An `Estimate` back from its `_est` dict in a decision's details."""
+    if isinstance(d, Estimate):
+        return d
+    if not isinstance(d, dict) or "value" not in d:
+        return None
+    return Estimate(float(d["value"]), float(d["lo"]), float(d["hi"]), int(d.get("n", 0)))
 
 
 # -- curve families -----------------------------------------------------------------------------------------
@@ -490,6 +554,38 @@ class BestFit(Rule):
         rival = f"{best_rival.name}: AIC {best_rival.aic:.1f}, {best_rival.fit.fmt()}"
         return Decision(verdict, measured, Estimate(gap, gap, gap, len(x)), rival, details)
 
+    def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel | None:
+        """The points and every family's fitted curve, each labelled with its AIC (the numbers the
+        rule compared; the expected family first)."""
+        x, y = frame.xy(self.focus)
+        if len(set(x.tolist())) < 2:
+            return None
+        fits = sorted(
+            stats.compare_fits(x, y, self.transforms), key=lambda f: f.name != self.expected
+        )
+        grid = np.linspace(float(x.min()), float(x.max()), 60)
+        series = [mean_series_points(x, y, _label(self.focus, self.labels))]
+        for i, f in enumerate(fits):
+            ys = f.fit.intercept + f.fit.slope * np.asarray(
+                self.transforms[f.name](grid), dtype=float
+            )
+            tag = " (expected)" if f.name == self.expected else " (rival)"
+            line = rp.curve(f"{f.name}{tag}: AIC {f.aic:.1f}", grid, ys)
+            line.color = (
+                rp.COLORS["focus"] if i == 0 else rp.RIVAL_COLORS[(i - 1) % len(rp.RIVAL_COLORS)]
+            )
+            series.append(line)
+        return Panel(title, self.x, self.y, series=series)
+
+
+def mean_series_points(x: np.ndarray, y: np.ndarray, label: str) -> Series:
+    """Mean and 95% interval of y at each x, drawn as points (one unit each per x)."""
+    from learnability.report.panels import mean_series
+
+    s = mean_series(zip(x.tolist(), y.tolist()), label, kind="points")
+    s.color = "#333333"
+    return s
+
 
 # -- censored -----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -530,6 +626,31 @@ class CensoredTrend(Rule):
             self.band.judge(e), measured, e, details={"slope": _est(e), "censored": fit.censored}
         )
 
+    def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel | None:
+        """Observed and censored points (open: the budget ran out, the true y is higher), the
+        censored-likelihood line and the band edge's slope through the same centre."""
+        rows = [r for r in frame.rows(self.focus) if r.x is not None]
+        if len({r.x for r in rows}) < 2:
+            return None
+        xs = [float(r.x or 0.0) for r in rows]
+        fit = stats.censored_line(xs, [r.y for r in rows], [r.censored for r in rows])
+        seen = [(x, r.y) for x, r in zip(xs, rows) if not r.censored]
+        cut = [(x, r.y) for x, r in zip(xs, rows) if r.censored]
+        series = [Series(f"{_label(self.focus, self.labels)} (observed)", [p[0] for p in seen],
+                         [p[1] for p in seen], kind="points", color="#333333")]  # fmt: skip
+        if cut:
+            series.append(Series("censored: more than this", [p[0] for p in cut],
+                                 [p[1] for p in cut], kind="points", color="#b3261e"))  # fmt: skip
+        if math.isfinite(fit.slope):
+            xm = float(np.mean(xs))
+            ym = fit.intercept + fit.slope * xm
+            series.append(rp.fitted_line(f"fit: slope {fit.estimate.fmt()}", xs, xm, ym, fit.slope))
+            series[-1].color = rp.COLORS["focus"]
+            edge = self.band.hi if self.band.direction != "below" else self.band.lo
+            series.append(rp.fitted_line(f"band edge: slope {_num(edge)}", xs, xm, ym, edge))
+            series[-1].color = "#b3261e"
+        return Panel(title, self.x, self.y, series=series)
+
 
 # -- compound -----------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -557,12 +678,41 @@ class AllOf(Rule):
         first = decisions[0].statistic if decisions else None
         return Decision(combine([d.verdict for d in decisions]), measured, first, controls, details)
 
-    def panel(self, frame: Frame, title: str) -> Panel | None:
-        for p in self.parts:
-            panel = p.panel(frame, title)
-            if panel is not None:
-                return panel
-        return None
+    def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel | None:
+        """Parts that judge groups (Mean, Rate, Contrast) share one bar panel: every group once (as
+        focus, control or context, the strongest role wins), every part's band; otherwise the first
+        part that draws anything."""
+        marked = [(i + 1, p) for i, p in enumerate(self.parts) if isinstance(p, (Mean, Contrast))]
+        if marked:
+            priority = {"focus": 0, "control": 1, "context": 2}
+            bars: dict[str, rp.Bar] = {}
+            refs: list[Ref] = []
+            spans: list[Span] = []
+            for number, part in marked:
+                part_bars, part_refs, part_spans = part.marks(frame, part=number)
+                for b in part_bars:
+                    if b.label not in bars or priority[b.role] < priority[bars[b.label].role]:
+                        bars[b.label] = b
+                refs += part_refs
+                spans += part_spans
+            head = marked[0][1]
+            ylabel = head._ylabel() if isinstance(head, Contrast) else head.what
+            order = sorted(bars.values(), key=lambda b: priority[b.role])
+            return rp.bars_panel(title, ylabel, order, refs, spans)
+        panels = [panel for p in self.parts if (panel := p.panel(frame, title)) is not None]
+        if not panels:
+            return None
+        first = panels[0]
+        if all((q.xlabel, q.ylabel) == (first.xlabel, first.ylabel) for q in panels):
+            # parts on the same axes (a BestFit and a Trend of y on x) share one panel: every
+            # part's series once (the first with a label wins), lines and bands
+            seen = {s.label for s in first.series}
+            for q in panels[1:]:
+                first.series += [s for s in q.series if s.label not in seen]
+                seen |= {s.label for s in q.series}
+                first.hlines += q.hlines
+                first.spans += q.spans
+        return first
 
 
 __all__ = [

@@ -10,6 +10,7 @@ and keeps its traceback.
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
 import os
 import sqlite3
@@ -57,7 +58,14 @@ def _assemble() -> None:
             app.add_typer(target, name=group)
 
 
-_assemble()
+_INTERRUPTED = "interrupted (Ctrl-C); what finished is kept: run the command again to go on"
+try:
+    _assemble()
+except (
+    KeyboardInterrupt
+):  # Ctrl-C while the commands still load (torch takes seconds): one line too
+    print(f"error: {_INTERRUPTED}", file=sys.stderr, flush=True)
+    sys.exit(130)
 
 
 def _click_modules() -> list[Any]:
@@ -127,17 +135,39 @@ def _usage_message(exc: Any, argv: list[str]) -> str:
     return f"{message} (see `{path} --help`)"
 
 
+def _no_space(exc: BaseException) -> bool:
+    return getattr(exc, "errno", None) in _NO_SPACE or "disk is full" in str(exc)
+
+
+_NO_SPACE = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
+
+
+def _out_of_memory(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError):
+        return True
+    oom = getattr(sys.modules.get("torch"), "OutOfMemoryError", None)
+    if isinstance(oom, type) and isinstance(exc, oom):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, RuntimeError) and any(
+        words in text for words in ("can't allocate memory", "not enough memory", "out of memory")
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Entry point: bad input becomes one line `error: ...` and exit code 2, never a traceback."""
+    """Entry point: bad input becomes one line `error: ...` and exit code 2, never a traceback.
+
+    Not the input's fault, and also one line: Ctrl-C (`error: interrupted`, exit 130, the shell's
+    code for SIGINT), a full disk and memory running out (exit 1, naming that cause)."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, prog_name="learnability", standalone_mode=False)
+        code = app(args=args, prog_name="learnability", standalone_mode=False)
     except UserError as exc:
         _fail(str(exc))
     except typer.Abort:
         _fail("aborted", 130)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        _fail(_INTERRUPTED, 130)
     except UnicodeError as exc:
         where = f" at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else ""
         reason = getattr(exc, "reason", type(exc).__name__)
@@ -149,6 +179,14 @@ def main(argv: list[str] | None = None) -> None:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(1)
     except sqlite3.DatabaseError as exc:
+        if _no_space(exc):
+            _fail(f"no space left on the disk holding the results store ({exc}); {_FREE_SPACE}", 1)
+        if "locked" in str(exc):
+            _fail(
+                f"the results store is locked by another process ({exc}) for longer than the "
+                "store's timeout; wait for it, or use another --results folder",
+                1,
+            )
         _fail(
             f"the results store cannot be used: {exc}; give --results a folder holding a "
             "learnability.db written by learnability, or a new folder"
@@ -156,10 +194,12 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         what = repr(exc.filename) if exc.filename else "a path given"
         reason = exc.strerror or type(exc).__name__
+        if _no_space(exc):
+            _fail(f"no space left on the disk to write {what} ({reason}); {_FREE_SPACE}", 1)
         _fail(f"cannot use {what}: {reason}; give a path that exists and that you may write")
     except Exception as exc:
         if _is(exc, "Exit"):
-            sys.exit(getattr(exc, "exit_code", 0))
+            _exit(getattr(exc, "exit_code", 0))
         if _is(exc, "Abort"):
             _fail("aborted", 130)
         if _is(exc, "UsageError"):
@@ -167,5 +207,29 @@ def main(argv: list[str] | None = None) -> None:
         if _is(exc, "ClickException"):  # e.g. a file option that cannot be opened: still input
             text = exc.format_message() if hasattr(exc, "format_message") else str(exc)
             _fail(one_line(text))
+        if _out_of_memory(exc):
+            first = one_line(str(exc))[:200] or type(exc).__name__
+            _fail(
+                f"out of memory ({first}); use a smaller model, batch_size or task, or a device "
+                "with more memory",
+                1,
+            )
+        if _no_space(exc) or "file write failed" in str(exc):  # torch.save's own wording
+            _fail(
+                f"writing failed, most likely a full disk ({one_line(str(exc))[:200]}); {_FREE_SPACE}",
+                1,
+            )
         raise
-    # standalone_mode=False returns the command's return value; commands signal failure by raising.
+    # standalone_mode=False returns the command's return value (None), or the code of a typer.Exit,
+    # and typer turns Ctrl-C into Exit(130) itself: each must still reach the shell.
+    if isinstance(code, int) and not isinstance(code, bool):
+        _exit(code)
+
+
+_FREE_SPACE = "free some space there, or write to another disk, and run the command again"
+
+
+def _exit(code: int) -> NoReturn:
+    if code == 130:
+        _fail(_INTERRUPTED, 130)
+    sys.exit(code)

@@ -23,7 +23,8 @@ from rich.table import Table
 from learnability.boolean.analysis import SensitivityProfile, profile
 from learnability.boolean.functions import ZOO, resolve_function
 from learnability.errors import UserError
-from learnability.paths import check_writable_file
+from learnability.jsonsafe import json_safe
+from learnability.paths import atomic_path, check_writable_file, path_option
 
 # Declared limits of `fn profile --samples`: beyond them a run takes hours, so it is refused up front.
 MAX_SAMPLES = 100_000_000
@@ -78,7 +79,10 @@ def profile_command(
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="print the profile as JSON")] = False,
     plot: Annotated[
-        Path | None, typer.Option("--plot", help="write a histogram of K_k to this image file")
+        Path | None,
+        typer.Option(
+            "--plot", help="write a histogram of K_k to this image file", parser=path_option
+        ),
     ] = None,
     samples: Annotated[
         int | None, typer.Option("--samples", help="Monte Carlo estimate from S strings")
@@ -104,7 +108,7 @@ def profile_command(
     with _SamplingProgress(samples, f.n) as progress:
         result = profile(f, samples=samples, seed=seed, progress=progress)
     if json_out:
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(json.dumps(json_safe(result.to_dict(), "string"), indent=2, allow_nan=False))
     else:
         _print_profile(result)
     if plot is not None:
@@ -221,5 +225,6 @@ def _plot(p: SensitivityProfile, path: Path) -> None:
     label = "exact" if p.exact else f"{p.samples} samples"
     ax.set_title(f"{p.name}, n = {p.n} ({label}); as = {p.average:.3g}")
     fig.tight_layout()
-    fig.savefig(path)
+    with atomic_path(path) as tmp:  # the format from the real name: the temporary one ends .tmp
+        fig.savefig(tmp, format=path.suffix.lower().lstrip(".").replace("jpg", "jpeg"))
     plt.close(fig)

@@ -21,7 +21,7 @@ import typer
 
 from learnability.config import parse_override
 from learnability.errors import UserError, check_choice
-from learnability.paths import check_writable_file
+from learnability.paths import check_writable_file, path_option
 
 
 def _where(df: Any, clauses: list[str]) -> Any:
@@ -68,10 +68,13 @@ def plot_command(
     out: Annotated[
         Path | None,
         typer.Option(
-            help="file to write, .png or .pdf (default: RESULTS/plots/<sweep>_<y>_vs_<x>.png)"
+            help="file to write, .png or .pdf (default: RESULTS/plots/<sweep>_<y>_vs_<x>.png)",
+            parser=path_option,
         ),
     ] = None,
-    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
+        "results"
+    ),
 ) -> None:
     """Plot a stored sweep: y against x, one line per hue value, mean ± 95% CI over seeds."""
     check_choice("--by", by, ("mean-ci", "seed"))

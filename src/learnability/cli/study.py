@@ -20,9 +20,15 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from learnability.cli.sweep import _console, _describe, _print_claims
+from learnability.cli.sweep import (
+    REPORT_FILES,
+    _console,
+    _describe,
+    _print_claims,
+    warn_incomplete,
+)
 from learnability.errors import UserError, check_choice
-from learnability.paths import check_writable_dir
+from learnability.paths import check_output_dir, check_writable_dir, claim_output_dir, path_option
 from learnability.report.html import build_report, headline_text
 from learnability.studies import adaptive
 from learnability.studies.loader import check_declaration, load_study_file
@@ -84,10 +90,11 @@ def run_studies(
         scale = defaults[0]
     out = out or results / "report"
     check_writable_dir(results, "--results")
-    check_writable_dir(out, "--out")
+    check_output_dir(out, REPORT_FILES, "--out")  # never over files learnability did not write
     console: Console = _console()
     reports, errors = [], {}
     with Store(results) as store:
+        claim_output_dir(out, REPORT_FILES)
         for s in studies:
             t0 = time.perf_counter()
             console.rule(f"[bold]{s.name}[/] — {s.title}")
@@ -136,6 +143,7 @@ def run_studies(
     console.print(f"\nclaims: {headline_text(reports)}")
     console.print(f"report: {path.resolve()}")
     console.print(f"figures: {(out / 'figures').resolve()}")
+    warn_incomplete(reports)  # a study with runs missing from the store (an interrupted run)
     if errors:
         # (typer.Exit's code is dropped under standalone_mode=False, which the root command uses)
         sys.exit(1)
@@ -144,7 +152,10 @@ def run_studies(
 @app.command("run")
 def run_command(
     file: Annotated[
-        Path, typer.Argument(help="a study file (.py defining STUDY) or a study folder")
+        Path,
+        typer.Argument(
+            help="a study file (.py defining STUDY) or a study folder", parser=path_option
+        ),
     ],
     scale: Annotated[
         str | None, typer.Option(help="one of the study's plans (default: quick, else its first)")
@@ -152,10 +163,13 @@ def run_command(
     backend: Annotated[str, typer.Option(help="local or ray")] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT")] = None,
     workers: Annotated[int | None, typer.Option(help="parallel runs (default: CPU count)")] = None,
-    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
+        "results"
+    ),
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
     out: Annotated[
-        Path | None, typer.Option(help="report directory (default: RESULTS/report)")
+        Path | None,
+        typer.Option(help="report directory (default: RESULTS/report)", parser=path_option),
     ] = None,
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="run failed runs again")

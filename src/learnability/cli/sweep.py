@@ -13,6 +13,7 @@ both are); `--scale` forces one.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import fnmatch
 import io
 import json
@@ -31,17 +32,28 @@ from typer.core import TyperCommand
 
 from learnability.checkpoints import check_resume_source
 from learnability.errors import UserError, check_choice
-from learnability.paths import check_writable_dir, check_writable_file
+from learnability.jsonsafe import json_safe
+from learnability.paths import (
+    atomic_path,
+    atomic_write_text,
+    check_output_dir,
+    check_writable_dir,
+    check_writable_file,
+    claim_output_dir,
+    path_option,
+)
 from learnability.report.html import build_report, headline_text
 from learnability.studies import available_studies, get_study
-from learnability.studies.pipeline import analyse_study, error_report
-from learnability.sweep.jobs import known_jobs
+from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
+from learnability.sweep.jobs import get_job, known_jobs
 from learnability.sweep.runner import check_run_options, run_sweep
 from learnability.sweep.spec import load_sweep
 from learnability.sweep.store import STATUSES, Store, open_existing
 
 _FORMATS = ("table", "csv", "parquet", "json")
 _SCALES = ("quick", "paper")
+# what `report` / `reproduce` write into the report folder (figures/: a folder of their own)
+REPORT_FILES = ("report.html", "claims.json", "claims.md", "figures")
 
 
 class _LiveHelp(TyperCommand):
@@ -89,7 +101,10 @@ def _console() -> Console:
 
 def sweep_command(
     file: Annotated[
-        Path, typer.Argument(help="sweep YAML: name, job, base, grid, random, samples, seeds")
+        Path,
+        typer.Argument(
+            help="sweep YAML: name, job, base, grid, random, samples, seeds", parser=path_option
+        ),
     ],
     overrides: Annotated[
         list[str] | None,
@@ -105,14 +120,21 @@ def sweep_command(
         int | None,
         typer.Option(help="parallel runs (default: CPU count; 0 = inline, for debugging)"),
     ] = None,
-    results: Annotated[Path, typer.Option(help="results directory (store + run artefacts)")] = Path(
-        "results"
-    ),
+    results: Annotated[
+        Path,
+        typer.Option(help="results directory (store + run artefacts)", parser=path_option),
+    ] = Path("results"),
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="run failed runs again")
     ] = False,
-    threads: Annotated[int, typer.Option(help="torch threads per worker")] = 1,
+    threads: Annotated[
+        int,
+        typer.Option(
+            help="torch threads per run; other than 1 only for jobs with a `threads` setting, "
+            "where it is part of the run id (it changes the last bits of results)"
+        ),
+    ] = 1,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="validate and count the runs, run nothing")
     ] = False,
@@ -122,7 +144,7 @@ def sweep_command(
     console = _console()
     # everything is checked before the store is even created: a refused command writes nothing
     check_run_options(backend, workers, address, device, threads, cli=True)
-    sweep = load_sweep(file, overrides or [])
+    sweep = load_sweep(file, [*(overrides or []), *_threads_override(file, overrides, threads)])
     specs = _expand(sweep)
     _check_resume_sources(specs)
     if not dry_run:
@@ -153,6 +175,31 @@ def sweep_command(
             f"  ... and {len(summary.failures) - 5} more (learnability results --status failed)"
         )
     console.print(f"results in {results}/learnability.db")
+    if summary.executed and summary.failed == summary.executed:
+        # nothing this command ran worked: a script chaining on it must not go on as if it had
+        first = summary.failures[0][1] if summary.failures else ""
+        print(
+            f"error: every run failed ({summary.failed} of {summary.executed}); the first: {first}",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+
+
+def _threads_override(file: Path, overrides: list[str] | None, threads: int) -> list[str]:
+    """`--threads N` as a config override: the thread count changes results (how sums are split),
+    so a run with N ≠ 1 threads must not share its run id with a run on one thread. A job whose
+    config has a `threads` setting (in its run id when not 1) gets it; any other job is refused."""
+    if threads == 1:
+        return []
+    job = load_sweep(file, list(overrides or [])).job
+    fields = {f.name for f in dataclasses.fields(get_job(job).config_cls)}
+    if "threads" not in fields:
+        raise UserError(
+            f"--threads {threads}: job {job!r} has no `threads` setting, so its run ids cannot tell "
+            "runs on several threads from runs on one, and the thread count changes results; run "
+            "it with --threads 1 (the default) and use --workers for parallel runs"
+        )
+    return [f"threads={threads}"]
 
 
 def _expand(sweep: Any) -> list[Any]:
@@ -221,13 +268,18 @@ def _cell(value: Any) -> Any:
 
 
 def results_command(
-    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
+        "results"
+    ),
     study: Annotated[str | None, typer.Option(help="only runs of this study")] = None,
     sweep: Annotated[str | None, typer.Option(help="only runs of this sweep")] = None,
     status: Annotated[str | None, typer.Option(help="ok, failed, diverged or running")] = None,
     format: Annotated[str, typer.Option("--format", help="table, csv, parquet or json")] = "table",
     out: Annotated[
-        Path | None, typer.Option(help="write to this file (default: stdout; parquet needs --out)")
+        Path | None,
+        typer.Option(
+            help="write to this file (default: stdout; parquet needs --out)", parser=path_option
+        ),
     ] = None,
     columns: Annotated[
         str | None,
@@ -259,9 +311,9 @@ def results_command(
         _print_table(console, all_columns, rows)
         return
     if format == "json":
-        text = json.dumps(
-            [{"config": r.config, "metrics": r.metrics, **_plain(r)} for r in records], indent=1
-        )
+        # strict JSON (a diverged run's NaN → null, ±inf → "inf" / "-inf"): any parser reads it
+        rows_json = [{"config": r.config, "metrics": r.metrics, **_plain(r)} for r in records]
+        text = json.dumps(json_safe(rows_json, "string"), indent=1, allow_nan=False)
     elif format == "csv":
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=all_columns, extrasaction="ignore")
@@ -277,8 +329,7 @@ def results_command(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        atomic_write_text(out, text)
         console.print(f"{len(rows)} runs written to {out}")
 
 
@@ -317,8 +368,8 @@ def _write_parquet(columns: list[str], rows: list[dict[str, Any]], out: Path) ->
         elif kinds == {int, float}:
             values = [None if v is None else float(v) for v in values]
         data[c] = values
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(data), out)
+    with atomic_path(out) as tmp:
+        pq.write_table(pa.table(data), tmp)
 
 
 def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]]) -> None:
@@ -419,19 +470,26 @@ def _studies(names: list[str] | None) -> list[Any]:
 
 
 def report_command(
-    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
+        "results"
+    ),
     study: Annotated[
         list[str] | None, typer.Option(help="studies to report (default: those in the store)")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="report directory (default: RESULTS/report)")
+        Path | None,
+        typer.Option(help="report directory (default: RESULTS/report)", parser=path_option),
     ] = None,
     scale: Annotated[
         str | None, typer.Option(help="quick or paper (default: the scale found in the store)")
     ] = None,
     study_file: Annotated[
         list[Path] | None,
-        typer.Option("--study-file", help="also report a study file's runs (docs/STUDIES.md)"),
+        typer.Option(
+            "--study-file",
+            help="also report a study file's runs (docs/STUDIES.md)",
+            parser=path_option,
+        ),
     ] = None,
 ) -> None:
     """Analyse stored runs and write the HTML report with figures (PNG + PDF) and claims."""
@@ -443,7 +501,7 @@ def report_command(
         check_choice("study", name, available_studies())
     files = load_study_files(list(study_file or []), scale)
     out = out or results / "report"
-    check_writable_dir(out, "--out")
+    check_output_dir(out, REPORT_FILES, "--out")
     console = _console()
     with open_existing(results) as store:
         names = list(study or [])
@@ -465,6 +523,7 @@ def report_command(
                 f"{', '.join(sorted(present)) or '(none)'}"
             )
         reports, errors = [], {}
+        claim_output_dir(out, REPORT_FILES)
         for s in [*(_studies(names) if names else []), *files]:
             t0 = time.perf_counter()
             try:
@@ -483,6 +542,19 @@ def report_command(
     path = _write_report(reports, out)
     console.print(f"claims: {headline_text(reports)}")
     console.print(f"report: {path}")
+    warn_incomplete(reports)
+
+
+def warn_incomplete(reports: list[Any]) -> None:
+    """One warning line (stderr) per study whose report judges fewer runs than its plan has."""
+    for r in reports:
+        expected, stored = getattr(r, "runs_expected", 0), getattr(r, "runs_stored", 0)
+        if expected and stored < expected:
+            Console(stderr=True, highlight=False, soft_wrap=True).print(
+                f"[yellow]warning:[/] study {r.study!r} is incomplete: {stored} of its {expected} "
+                f"{r.scale} runs are in the store, so its verdicts judge part of the plan; run "
+                f"`learnability reproduce --study {r.study} --scale {r.scale}` to finish it"
+            )
 
 
 def _describe(exc: BaseException) -> str:
@@ -498,13 +570,23 @@ def reproduce_command(
     backend: Annotated[str, typer.Option(help="local or ray")] = "local",
     address: Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT")] = None,
     workers: Annotated[int | None, typer.Option(help="parallel runs (default: CPU count)")] = None,
-    results: Annotated[Path, typer.Option(help="results directory")] = Path("results"),
+    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
+        "results"
+    ),
     device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
     out: Annotated[
-        Path | None, typer.Option(help="report directory (default: RESULTS/report)")
+        Path | None,
+        typer.Option(help="report directory (default: RESULTS/report)", parser=path_option),
     ] = None,
     retry_failed: Annotated[
         bool, typer.Option("--retry-failed", help="run failed runs again")
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="validate every run's config, print the run counts and cost, run nothing",
+        ),
     ] = False,
     budget: Annotated[
         str | None,
@@ -519,7 +601,36 @@ def reproduce_command(
     from learnability.cli.study import run_studies
 
     check_choice("scale", scale, _SCALES)
+    studies = _studies(list(study or []))
+    if dry_run:
+        # bad input is refused first, as the real run would refuse it; then nothing is written
+        check_run_options(backend, workers, address, device, 1, cli=True)
+        check_writable_dir(results, "--results")
+        check_output_dir(out or results / "report", REPORT_FILES, "--out")
+        dry_run_studies(studies, scale, results)
+        return
     run_studies(
-        _studies(list(study or [])), scale=scale, backend=backend, address=address, workers=workers,
+        studies, scale=scale, backend=backend, address=address, workers=workers,
         results=results, device=device, out=out, retry_failed=retry_failed, budget=budget,
     )  # fmt: skip
+
+
+def dry_run_studies(studies: list[Any], scale: str | None, results: Path) -> int:
+    """`reproduce --dry-run`: expand every sweep of every study at `scale` (each run's config built and
+    checked, as the real run would), print per study the runs and the plan's cost estimate (and how
+    many are finished in the store, read-only, when there is one). Writes nothing; returns the runs."""
+    console = _console()
+    stored: set[str] = set()
+    if (results / "learnability.db").is_file():
+        with open_existing(results) as store:
+            stored = store.done_ids(("ok", "diverged"))
+    total = 0
+    for s in studies:
+        plan = s.plan(scale)
+        ids = {spec.run_id for sweep in sweeps_of(s, plan) for spec in _expand(sweep)}
+        total += len(ids)
+        done = f", {len(ids & stored)} finished in the store" if stored else ""
+        cost = f"; {plan.cost}" if plan.cost else ""
+        console.print(f"{s.name} ({plan.scale}): {len(ids)} runs{done}{cost}")
+    console.print(f"{total} runs in all, every config checked (dry run: nothing run or written)")
+    return total

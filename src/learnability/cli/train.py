@@ -13,22 +13,42 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
 
+import torch
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from learnability.checkpoints import check_resume_source
+from learnability.checkpoints import check_resume_source, nonfinite_weights, parameter_count
 from learnability.config import apply_overrides, config_hash, from_dict, load_yaml, save_resolved
 from learnability.device import resolve_device
 from learnability.errors import UserError
-from learnability.jobs.train import TrainJobConfig, load_model, run_train, target_summary
+from learnability.jobs.train import (
+    TrainJobConfig,
+    check_model_fits_task,
+    load_model,
+    run_train,
+    target_summary,
+)
+from learnability.jsonsafe import json_safe
 from learnability.measure.registry import MEASURES, check_measures, run_measures
-from learnability.paths import check_writable_dir, check_writable_file
+from learnability.paths import (
+    atomic_write_text,
+    check_output_dir,
+    check_writable_file,
+    claim_output_dir,
+    path_option,
+)
 from learnability.tasks import build_task
+
+# what `train` writes into its run folder (trainer.pt: periodic checkpoints), and nothing else
+RUN_FILES = ("config.yaml", "metrics.jsonl", "model.pt", "result.json", "trainer.pt")
+# bytes a float32 model needs while it trains: weights, gradients and two Adam moments
+_TRAIN_BYTES_PER_NUMBER = 16
 
 
 def _scalar_rows(metrics: dict[str, Any]) -> list[tuple[str, str]]:
@@ -58,7 +78,8 @@ def train_command(
         typer.Argument(help="an optional CONFIG.yaml, then overrides like train.lr=1e-3"),
     ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="run directory (default runs/train-<hash>)")
+        Path | None,
+        typer.Option("--out", help="run directory (default runs/train-<hash>)", parser=path_option),
     ] = None,
     device: Annotated[
         str | None, typer.Option("--device", help="auto, cpu, cuda or cuda:N")
@@ -80,27 +101,62 @@ def train_command(
     config = from_dict(TrainJobConfig, data)  # every range and cross-check, before anything runs
     dev = resolve_device(device if device is not None else config.device)
     run_dir = out if out is not None else Path("runs") / f"train-{config_hash('train', config)}"
-    # everything that can be refused is refused before the run folder is made
-    check_writable_dir(run_dir, "--out" if out is not None else "run folder")
+    # everything that can be refused is refused before the run folder is made: a folder holding
+    # files of the user's, the checkpoint to resume from, the task's own checks (built now: a test
+    # split too small, a vocabulary larger than the model's) and a model larger than the memory
+    check_output_dir(run_dir, RUN_FILES, "--out" if out is not None else "run folder")
     if config.train.checkpoint_path:
         check_writable_file(Path(config.train.checkpoint_path), "train.checkpoint_path")
         check_resume_source(config)  # read safely and checked against this run's model now
-    run_dir.mkdir(parents=True, exist_ok=True)
+    task = build_task(config.task, data_seed=config.data_seed)
+    check_model_fits_task(config, task)
+    _check_memory(config, dev)
+    claim_output_dir(run_dir, RUN_FILES)
     save_resolved(config, run_dir / "config.yaml")
+    # the metrics log is appended as training goes (a log, read while it grows); the rest is atomic
     with (run_dir / "metrics.jsonl").open("w") as log_file:
 
         def log(step: int, metrics: dict[str, Any]) -> None:
             log_file.write(json.dumps({"step": step, "time": time.time(), **metrics}) + "\n")
             log_file.flush()
 
-        metrics = run_train(config, run_dir, dev, log=log, progress=not quiet)
-    (run_dir / "result.json").write_text(json.dumps(metrics, indent=1))
+        metrics = run_train(config, run_dir, dev, log=log, progress=not quiet, task=task)
+    atomic_write_text(run_dir / "result.json", json.dumps(metrics, indent=1))
     _show(metrics, f"train → {run_dir}")
+
+
+def _memory_of(dev: torch.device) -> int | None:
+    """Bytes of memory the device has in all (None where unknown)."""
+    try:
+        if dev.type == "cuda":
+            return int(torch.cuda.get_device_properties(dev).total_memory)
+        if dev.type == "cpu":
+            return int(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError, RuntimeError):
+        pass
+    return None
+
+
+def _check_memory(config: TrainJobConfig, dev: torch.device) -> None:
+    numbers = parameter_count(config.model)
+    memory = _memory_of(dev)
+    if numbers is None or memory is None:
+        return
+    need = numbers * _TRAIN_BYTES_PER_NUMBER
+    if need > memory:
+        raise UserError(
+            f"the model holds {numbers:,} numbers and needs about {need / 2**30:,.1f} GiB to train "
+            f"(weights, gradients, optimiser state); {dev} has {memory / 2**30:,.1f} GiB: shrink "
+            "model.d_model, model.d_ff or model.n_layers"
+        )
 
 
 def measure_command(
     checkpoint: Annotated[
-        Path, typer.Argument(help="a model.pt written by `learnability train` or the train job")
+        Path,
+        typer.Argument(
+            help="a model.pt written by `learnability train` or the train job", parser=path_option
+        ),
     ],
     measure: Annotated[
         str | None,
@@ -123,11 +179,18 @@ def measure_command(
         check_measures(names, "--measure")
     dev = resolve_device(device)
     model, config = load_model(checkpoint, dev)
+    diverged = nonfinite_weights(model.state_dict())
+    if diverged:  # it computes NaN everywhere: its scores would describe a constant function
+        raise UserError(
+            f"checkpoint {str(checkpoint)!r} holds a diverged model: {diverged}; there is nothing "
+            "to measure (train again, e.g. with a smaller train.lr)"
+        )
     names = names or config.measure or ["accuracy"]
     task = build_task(config.task, data_seed=config.data_seed)
     metrics = {**target_summary(task), **run_measures(model, task, config, names, dev)}
     if as_json:
-        typer.echo(json.dumps(metrics, default=str))
+        # strict JSON (no NaN / Infinity): NaN → null, ±inf → "inf" / "-inf", as job metrics are
+        typer.echo(json.dumps(json_safe(metrics, "string"), default=str, allow_nan=False))
     else:
         _show(
             metrics,

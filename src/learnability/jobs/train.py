@@ -51,6 +51,10 @@ from learnability.train import TrainConfig, Trainer, seeded_model, select_traina
 TaskConfig = task_config_union()
 MAX_SEED = 2**63 - 1  # torch.Generator.manual_seed takes 64-bit seeds
 MAX_THREADS = 1024
+# Declared size limits: beyond them a run cannot fit any machine this toolkit targets (a batch of
+# 2^20 strings, a model of 10^10 numbers = 40 GB of float32 before gradients and optimiser state).
+MAX_BATCH = 1 << 20
+MAX_MODEL_NUMBERS = 10**10
 
 
 @dataclass
@@ -111,7 +115,10 @@ class TrainJobConfig:
         check_device(self.device)
         check_measures(self.measure, "measure")
         check_measures(self.track, "track")
+        check_int("train.batch_size", self.train.batch_size, 1, MAX_BATCH)
+        check_int("train.eval_batch", self.train.eval_batch, 1, MAX_BATCH)
         _check_task_fits_model(self.task, self.model)
+        _check_model_size(self.model)
         if not isinstance(self.train.freeze, str) or self.train.freeze == "embeddings":
             _check_freeze(self.model, self.train.freeze)
 
@@ -124,9 +131,31 @@ def _check_freeze(model: Any, freeze: str | list[str]) -> None:
         raise UserError(f"train.freeze: {exc}") from None
 
 
+def _check_model_size(model: Any) -> None:
+    numbers = checkpoints.parameter_count(model)
+    if numbers is not None and numbers > MAX_MODEL_NUMBERS:
+        raise UserError(
+            f"model {getattr(model, 'arch', '?')!r} as configured holds {numbers:,} numbers; at most "
+            f"{MAX_MODEL_NUMBERS:,} are allowed (shrink d_model, d_ff, n_layers or vocab_size)"
+        )
+
+
 def _check_task_fits_model(task: Any, model: Any) -> None:
     """What is known from the two configs alone: a Boolean task's length and vocabulary against the
-    model's input size, position table and vocabulary (other tasks are checked when built)."""
+    model's input size, position table and vocabulary; a token task's (`vocab`, `length` on its
+    config) against the model's vocabulary and position table (other tasks are checked when built)."""
+    needed, length = getattr(task, "vocab", None), getattr(task, "length", None)
+    have, max_len = getattr(model, "vocab_size", None), getattr(model, "max_len", None)
+    if isinstance(needed, int) and isinstance(have, int) and have < needed:
+        raise UserError(
+            f"model.vocab_size={have} is smaller than the {task.name} task's vocabulary ({needed} "
+            f"tokens); set model.vocab_size={needed}"
+        )
+    if isinstance(length, int) and isinstance(max_len, int) and length > max_len:
+        raise UserError(
+            f"the {task.name} task's sequences have {length} positions, more than "
+            f"model.max_len={max_len}; set model.max_len ≥ {length}"
+        )
     if not isinstance(task, BooleanTaskConfig):
         return
     longest = max(v for v in (task.n, task.min_len, task.max_len) if v is not None)
@@ -190,15 +219,17 @@ def run_train(
     device: torch.device | str | None = None,
     log: Callable[[int, dict[str, Any]], None] | None = None,
     progress: bool = False,
+    task: Task | None = None,
 ) -> dict[str, Any]:
     """Train and measure as the `train` job does, without the sweep machinery (see the module docstring).
 
-    Torch runs on `config.threads` threads meanwhile (restored afterwards): the run id covers them."""
+    Torch runs on `config.threads` threads meanwhile (restored afterwards): the run id covers them.
+    `task`: the task of `config.task` when the caller has built it already (to check it first)."""
     before = torch.get_num_threads()
     if before != config.threads:
         torch.set_num_threads(config.threads)
     try:
-        return _run_train(config, run_dir, device, log, progress)
+        return _run_train(config, run_dir, device, log, progress, task)
     finally:
         if torch.get_num_threads() != before:
             torch.set_num_threads(before)
@@ -210,16 +241,13 @@ def _run_train(
     device: torch.device | str | None,
     log: Callable[[int, dict[str, Any]], None] | None,
     progress: bool,
+    task: Task | None = None,
 ) -> dict[str, Any]:
     device = resolve_device(device if device is not None else config.device)
     check_measures(config.measure + config.track)
-    task = build_task(config.task, data_seed=config.data_seed)
-    vocab = getattr(config.model, "vocab_size", None)
-    if vocab is not None and getattr(task, "vocab_size", 0) > vocab:
-        raise UserError(
-            f"model.vocab_size={vocab} is smaller than the task's vocabulary ({task.vocab_size}); "
-            f"set model.vocab_size={task.vocab_size}"
-        )
+    if task is None:
+        task = build_task(config.task, data_seed=config.data_seed)
+    check_model_fits_task(config, task)
     model = seeded_model(config.model, config.seed, device)
     train = config.train
     if run_dir is not None and train.checkpoint_every and not train.checkpoint_path:
@@ -254,6 +282,16 @@ def _run_train(
         save_model(Path(run_dir) / "model.pt", model, config)
     # nested values (the history) stay floats: only the top-level scalars are the job's results
     return {k: json_safe(v, "string") if isinstance(v, float) else v for k, v in metrics.items()}
+
+
+def check_model_fits_task(config: TrainJobConfig, task: Task) -> None:
+    """UserError when the built task has more tokens than the model's vocabulary."""
+    vocab = getattr(config.model, "vocab_size", None)
+    if vocab is not None and getattr(task, "vocab_size", 0) > vocab:
+        raise UserError(
+            f"model.vocab_size={vocab} is smaller than the task's vocabulary ({task.vocab_size}); "
+            f"set model.vocab_size={task.vocab_size}"
+        )
 
 
 # -- the saved model (model.pt) -------------------------------------------------------------------
@@ -307,6 +345,11 @@ def read_model_checkpoint(path: str | Path) -> tuple[TrainJobConfig, dict[str, t
     problem = checkpoints.state_dict_problem(state, config.model)
     if problem:
         raise UserError(f"checkpoint {name} does not fit its model config: {problem}")
+    if saved_hash is None:  # every model.pt holds it: without it an edited config goes unnoticed
+        raise UserError(
+            f"checkpoint {name} lacks its 'config_hash', so a config edited after saving (another "
+            "task, say) cannot be told apart; use the file as learnability wrote it, or train again"
+        )
     return config, state
 
 
@@ -328,6 +371,7 @@ def train_job(config: TrainJobConfig, ctx: RunContext) -> dict[str, Any]:
 
 
 __all__ = [
-    "TrainJobConfig", "load_model", "read_model_checkpoint", "run_train", "save_model",
+    "TrainJobConfig", "check_model_fits_task", "load_model", "read_model_checkpoint", "run_train",
+    "save_model",
     "target_summary", "train_job",
 ]  # fmt: skip

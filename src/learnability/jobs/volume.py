@@ -86,6 +86,8 @@ class _Shape:
     ln_init: Literal["scheme", "unit"] = "unit"  # LayerNorm gain 1 / bias 0, as in that public code
     bias_init: Literal["scheme", "zero"] = "zero"  # that code's default: zero biases
     readout_bias_init: Literal["scheme", "zero"] = "zero"  # that code's read-out has no bias
+    # "cited": token and position embeddings drawn as Bhattamishra et al.'s code draws them (`cited_embeddings`)
+    embedding_init: Literal["scheme", "cited"] = "scheme"
     ln: Literal["post", "pre"] = "post"
     depth: int = 2  # L
     width: int = 16  # D
@@ -102,6 +104,7 @@ class _Shape:
 
     def _check_shape(self) -> None:
         check_choice("init scheme", self.init, INIT_SCHEMES)
+        check_choice("embedding_init", self.embedding_init, ("scheme", "cited"))
         for name in ("depth", "width", "heads", "models", "control_draws"):
             if getattr(self, name) < 1:
                 raise UserError(f"{name}={getattr(self, name)} is not allowed; it must be >= 1")
@@ -118,6 +121,14 @@ class _Shape:
             max_len=max_len, readout="eos", init=self.init, init_scale=self.init_scale,
             ln_init=self.ln_init, bias_init=self.bias_init, readout_bias_init=self.readout_bias_init,
         )  # fmt: skip
+
+    def build(
+        self, mc: BooleanTransformerConfig, seed: int, device: torch.device
+    ) -> torch.nn.Module:
+        model = build_model(mc, seed=seed, device=device).eval()
+        if self.embedding_init == "cited":
+            cited_embeddings(model, self.init, self.init_scale, seed)
+        return model
 
     def seed_of(self, n: int | str, j: int) -> int:
         shape = (self.init, self.init_scale, self.ln, self.depth, self.width, self.heads, self.d_ff)
@@ -171,6 +182,24 @@ class RandomFunctionsConfig:
             raise UserError(f"n={self.n} is not allowed; n in 1..{EXACT_LIMIT}")
         if self.count < 1:
             raise UserError(f"count={self.count} is not allowed; it must be >= 1")
+
+
+@torch.no_grad()
+def cited_embeddings(model: Any, init: str, scale: float, seed: int) -> None:
+    """Redraw the embeddings as the cited code (Bhattamishra et al. 2023, `TransformerCLF`) does: tokens
+    U[−B, B] under `uniform`, else N(0, 1), times √D (its forward scales them so); learned positions
+    U[−B, B] (`uniform`), U[−1, 1] (`gaussian`) or N(0, 1) (Xavier). Its read-out has no bias, so the
+    read-out's scale, which it also draws differently, does not change the Boolean function."""
+    g = torch.Generator().manual_seed(model_seed(seed, "cited embeddings"))
+    tokens = model.token_embedding.weight
+    drawn = torch.empty(tokens.shape).uniform_(-scale, scale, generator=g) if init == "uniform" else (
+        torch.randn(tokens.shape, generator=g))  # fmt: skip
+    tokens.copy_(drawn * math.sqrt(model.config.d_model))
+    if getattr(model, "position_embedding", None) is not None:
+        pos = model.position_embedding.weight
+        bound = {"uniform": scale, "gaussian": 1.0}.get(init)
+        pos.copy_(torch.randn(pos.shape, generator=g) if bound is None else
+                  torch.empty(pos.shape).uniform_(-bound, bound, generator=g))  # fmt: skip
 
 
 # -- measuring one table ------------------------------------------------------------------------------------
@@ -272,7 +301,7 @@ def profile_random_models(
     mc = config.model_config(n, config.positions)
     bound = theorem_bound(n, config.depth, config.width)
     seeds = [config.seed_of(n, j) for j in range(config.models)]
-    models = [build_model(mc, seed=s, device=device).eval() for s in seeds]
+    models = [config.build(mc, s, device) for s in seeds]
     ensemble = config.ensemble == "always" or (
         config.ensemble == "auto" and (device.type == "cuda" or n <= ENSEMBLE_MAX_N_CPU)
     )
@@ -329,7 +358,7 @@ def profile_across_lengths(
     rows: list[dict[str, Any]] = []
     for j in range(config.models):
         seed = config.seed_of("lengths", j)
-        model = build_model(mc, seed=seed, device=device).eval()
+        model = config.build(mc, seed, device)
         theta = [p.detach().clone() for p in model.parameters()]
         size = math.sqrt(sum(float(p.pow(2).sum()) for p in theta))
         step = config.radius * size
@@ -382,6 +411,6 @@ def random_functions_job(config: RandomFunctionsConfig, ctx: RunContext) -> dict
 
 __all__ = [
     "INIT_SCHEMES", "LengthProfilesConfig", "RandomFunctionsConfig", "RandomProfilesConfig",
-    "bound_label", "decision_rows", "model_seed", "profile_across_lengths", "profile_random_models",
+    "bound_label", "cited_embeddings", "decision_rows", "model_seed", "profile_across_lengths", "profile_random_models",
     "random_function_k0", "table_summary", "theorem_bound",
 ]  # fmt: skip

@@ -27,8 +27,15 @@ parameters, and the random stream, are the same whichever is chosen): `ln_init` 
 
 Speed: without a trace, attention runs through `F.scaled_dot_product_attention` with a fused q/k/v
 projection, and since only one position is read, the last layer computes that position only (its keys
-and values still see every position), which gives exactly the same output for less work. With a trace
-every position of every layer is computed and the softmax is explicit.
+and values still see every position), which gives exactly the same output for less work. The first
+layer's input takes only (vocabulary) × (positions) distinct rows, so when that table is much smaller
+than the batch, everything before its attention mixes positions (q/k/v projection, pre-LN) runs on
+the table and is gathered per position: the same function (up to float rounding) without a third of
+the matmul work at the published shape. With a trace every position of every layer is computed and
+the softmax is explicit.
+
+`run(tokens)` is `forward` without the input check, for any leading dims of a stacked ensemble
+(`learnability.sweep.ensemble`): tokens (K, B, n) -> (K, B) with every parameter stacked (K, ...).
 """
 
 from __future__ import annotations
@@ -45,7 +52,9 @@ from learnability.errors import UserError, check_choice
 from learnability.models.layers import (
     Block,
     BlockConfig,
+    Embedding,
     LayerNorm,
+    Linear,
     check_tokens,
     default_init,
 )
@@ -156,16 +165,16 @@ class BooleanTransformer(nn.Module):
         split = c.embedding == "concat" and c.positions in ("learned", "sinusoidal")
         self.token_width = c.d_model // 2 if split else c.d_model
         self.position_width = c.d_model - self.token_width if split else c.d_model
-        self.token_embedding = nn.Embedding(c.vocab_size + self.extra, self.token_width)
+        self.token_embedding = Embedding(c.vocab_size + self.extra, self.token_width)
         if c.positions == "learned":
-            self.position_embedding = nn.Embedding(c.max_len + self.extra, self.position_width)
+            self.position_embedding = Embedding(c.max_len + self.extra, self.position_width)
         shape = BlockConfig(
             c.d_model, c.n_heads, c.d_ff, c.activation, c.dropout, c.ln, c.ln_eps, c.causal
         )
         self.layers = nn.ModuleList(Block(shape, i) for i in range(c.n_layers))
         # pre-LN leaves the residual stream un-normalised: normalise once before the readout
         self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln") if c.ln == "pre" else None
-        self.readout = nn.Linear(c.d_model, 1)
+        self.readout = Linear(c.d_model, 1)
         if c.positions == "alibi":
             heads = torch.arange(1, c.n_heads + 1, dtype=torch.float32)
             for block in self.blocks:
@@ -245,49 +254,103 @@ class BooleanTransformer(nn.Module):
         what = "learned position table; use a larger max_len, or positions='sinusoidal' to generalise in length"
         check_tokens(tokens, c.vocab_size, limit, what)
 
-    def embed(self, tokens: Tensor) -> Tensor:
-        """tokens (B, n) -> (B, T, D), T = n + 1 with EOS / CLS."""
+    def _with_special(self, tokens: Tensor) -> Tensor:
+        """tokens (..., n) -> (..., T): the EOS / CLS token (id vocab_size) appended / prepended."""
         c = self.config
-        b = tokens.shape[0]
-        special = torch.full((b, 1), c.vocab_size, dtype=tokens.dtype, device=tokens.device)
-        if c.readout == "eos":
-            tokens = torch.cat([tokens, special], 1)
-        elif c.readout == "cls":
-            tokens = torch.cat([special, tokens], 1)
-        t = tokens.shape[1]
-        x = self.token_embedding(tokens)  # (B, T, Dt)
-        if c.positions in ("none", "alibi"):  # alibi acts inside attention
-            return x
+        if c.readout not in ("eos", "cls"):
+            return tokens
+        special = torch.full(
+            (*tokens.shape[:-1], 1), c.vocab_size, dtype=tokens.dtype, device=tokens.device
+        )
+        return torch.cat([tokens, special] if c.readout == "eos" else [special, tokens], -1)
+
+    def _positions(self, t: Tensor | int, like: Tensor) -> Tensor | None:
+        """(..., T, Dp) position codes of the first t positions (a stacked table keeps its member dim)."""
+        c = self.config
+        t = int(t)
         if c.positions == "learned":
-            pos = self.position_embedding.weight[:t]
-        else:
-            pos = sinusoidal_positions(t, self.position_width, x.device, x.dtype)
-        if c.embedding == "add":
+            return self.position_embedding.weight[..., :t, :]
+        if c.positions == "sinusoidal":
+            return sinusoidal_positions(t, self.position_width, like.device, like.dtype)
+        return None  # none / alibi (alibi acts inside attention)
+
+    def _combine(self, x: Tensor, pos: Tensor | None) -> Tensor:
+        """Token embeddings x (..., B, T, Dt) with position codes (..., T, Dp) -> (..., B, T, D)."""
+        if pos is None:
+            return x
+        pos = pos.unsqueeze(-3)  # one code per position, shared by the batch
+        if self.config.embedding == "add":
             return x + pos
-        return torch.cat([x, pos.expand(b, t, -1)], -1)
+        return torch.cat([x, pos.expand(*x.shape[:-1], -1)], -1)
+
+    def embed(self, tokens: Tensor) -> Tensor:
+        """tokens (B, n) -> (B, T, D), T = n + 1 with EOS / CLS (any leading dims)."""
+        tokens = self._with_special(tokens)
+        x = self.token_embedding(tokens)  # (B, T, Dt)
+        return self._combine(x, self._positions(tokens.shape[-1], x))
+
+    def embed_rows(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
+        """The embedding as (table, rows): table (R, D) holds every distinct input row (token value ×
+        position, or token value alone without position codes) and position t of string b is row
+        rows[b, t]; any leading dims (a stacked ensemble's members) are kept on both."""
+        tokens = self._with_special(tokens)
+        t = tokens.shape[-1]
+        ids = self.token_embedding.weight  # (V, Dt): each token value once
+        pos = self._positions(t, ids)
+        if pos is None:
+            return ids, tokens
+        table = self._combine(ids.unsqueeze(-2).expand(*ids.shape[:-1], t, ids.shape[-1]), pos)
+        # table (V, T, D): row v·T + t is token v at position t
+        steps = torch.arange(t, device=tokens.device)
+        return table.flatten(-3, -2), tokens * t + steps
+
+    def _table_pays(self, tokens: Tensor) -> bool:
+        """True when the distinct-row table has at most a quarter of the rows of the batch (B, n) —
+        per member for a stacked batch (K, B, n), so a member takes the path it takes alone."""
+        c = self.config
+        values = c.vocab_size + self.extra
+        batch, n = tokens.shape[-2], tokens.shape[-1]
+        if c.positions in ("none", "alibi"):
+            return 4 * values <= batch * n
+        return 4 * values <= batch
 
     def forward(self, tokens: Tensor, trace: bool = False) -> Tensor | tuple[Tensor, Trace]:
         """tokens (B, n) long -> (B,) (or (B, n) for readout="all"); with trace=True also a Trace."""
         self._check(tokens)
+        if not trace:
+            return self.run(tokens)
         c = self.config
-        rec = Trace() if trace else None
+        rec = Trace()
         x = self.embed(tokens)
-        read = 0 if c.readout == "cls" else -1
-        if rec is not None:
+        rec.hidden.append(x)
+        for block in self.blocks:
+            x = block(x, rec)
             rec.hidden.append(x)
-        for i, block in enumerate(self.blocks):
-            # the last layer only needs the read position when not tracing (same numbers, less work)
-            last = i == len(self.layers) - 1 and rec is None and c.readout != "all"
-            x = block(x, rec, read if last else None)
-            if rec is not None:
-                rec.hidden.append(x)
         if self.final_ln is not None:
             x = self.final_ln(x, rec)
         if c.readout == "all":
-            out = self.readout(x).squeeze(-1)  # (B, T)
+            return self.readout(x).squeeze(-1), rec
+        return self.readout(x[:, 0 if c.readout == "cls" else -1]).squeeze(-1), rec
+
+    def run(self, tokens: Tensor) -> Tensor:
+        """The fast path of `forward` (no trace, no input check) for tokens (..., n) -> (...) or (..., n)."""
+        c = self.config
+        read = None if c.readout == "all" else (0 if c.readout == "cls" else -1)
+        last = len(self.layers) - 1
+        blocks = self.blocks
+        if self._table_pays(tokens):
+            table, rows = self.embed_rows(tokens)
+            x = blocks[0](table, None, read if last == 0 else None, rows)
         else:
-            out = self.readout(x[:, read]).squeeze(-1)  # (B,)
-        return (out, rec) if rec is not None else out
+            x = blocks[0](self.embed(tokens), None, read if last == 0 else None)
+        for i in range(1, len(blocks)):
+            # the last layer only needs the read position (same numbers, less work)
+            x = blocks[i](x, None, read if i == last else None)
+        if self.final_ln is not None:
+            x = self.final_ln(x)
+        if read is None:
+            return self.readout(x).squeeze(-1)  # (..., T)
+        return self.readout(x[..., -1, :]).squeeze(-1)  # (...,): the last layer kept one position
 
 
 __all__ = ["BooleanTransformer", "BooleanTransformerConfig", "sinusoidal_positions"]

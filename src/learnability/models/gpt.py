@@ -7,19 +7,31 @@ biases; LayerNorm gain 1, bias 0.
 
 tokens (B, T) long -> logits (B, T, V). With trace=True also a `Trace` (hidden = residual stream after
 the embedding and after each layer, attention maps, every LayerNorm's input and normaliser).
+`run(tokens)` is the untraced forward without the input check, for any leading dims of a stacked
+ensemble (`learnability.sweep.ensemble`): tokens (K, B, T) with every parameter stacked (K, ...).
+
+Frozen parameters (embedding-only training) cost nothing beyond the input gradient: Linear and
+LayerNorm backward compute only the gradients that are asked for.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 import torch
 from torch import Tensor, nn
 
 from learnability.errors import UserError
-from learnability.models.layers import Block, BlockConfig, LayerNorm, check_tokens
+from learnability.models.layers import (
+    Block,
+    BlockConfig,
+    Embedding,
+    LayerNorm,
+    Linear,
+    check_tokens,
+)
 from learnability.models.trace import Trace
 
 
@@ -75,8 +87,8 @@ class GPT(nn.Module):
         config.validate()
         self.config = c = config
         d_ff = c.d_ff or 4 * c.d_model
-        self.token_embedding = nn.Embedding(c.vocab_size, c.d_model)
-        self.position_embedding = nn.Embedding(c.max_len, c.d_model)
+        self.token_embedding = Embedding(c.vocab_size, c.d_model)
+        self.position_embedding = Embedding(c.max_len, c.d_model)
         self.drop = nn.Dropout(c.dropout)
         # GPT-2: pre-LN, tanh-GELU MLP, causal attention
         block = BlockConfig(
@@ -84,7 +96,7 @@ class GPT(nn.Module):
         )
         self.layers = nn.ModuleList(Block(block, i) for i in range(c.n_layers))
         self.final_ln = LayerNorm(c.d_model, c.ln_eps, "final_ln")
-        self.unembedding = nn.Linear(c.d_model, c.vocab_size, bias=c.unembedding_bias)
+        self.unembedding = Linear(c.d_model, c.vocab_size, bias=c.unembedding_bias)
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
@@ -113,16 +125,24 @@ class GPT(nn.Module):
     def forward(self, tokens: Tensor, trace: bool = False) -> Tensor | tuple[Tensor, Trace]:
         """tokens (B, T) long -> logits (B, T, V); with trace=True also a Trace."""
         self._check(tokens)
-        rec = Trace() if trace else None
-        t = tokens.shape[1]
-        x = self.drop(
-            self.token_embedding(tokens) + self.position_embedding.weight[:t]
-        )  # (B, T, D)
-        if rec is not None:
-            rec.hidden.append(x)
+        if not trace:
+            return self.run(tokens)
+        rec = Trace()
+        x = self._embed(tokens)
+        rec.hidden.append(x)
         for block in self.layers:
             x = block(x, rec)
-            if rec is not None:
-                rec.hidden.append(x)
-        logits = self.unembedding(self.final_ln(x, rec))
-        return (logits, rec) if rec is not None else logits
+            rec.hidden.append(x)
+        return self.unembedding(self.final_ln(x, rec)), rec
+
+    def _embed(self, tokens: Tensor) -> Tensor:
+        t = tokens.shape[-1]
+        pos = self.position_embedding.weight[..., :t, :].unsqueeze(-3)  # (..., 1, T, D)
+        return self.drop(self.token_embedding(tokens) + pos)  # (..., B, T, D)
+
+    def run(self, tokens: Tensor) -> Tensor:
+        """The untraced forward without the input check: tokens (..., T) -> logits (..., T, V)."""
+        x = self._embed(tokens)
+        for block in self.layers:
+            x = block(x)
+        return cast(Tensor, self.unembedding(self.final_ln(x)))

@@ -2,8 +2,11 @@
 
 Studies and claims describe what to draw with these dataclasses and never touch matplotlib; the
 report renders them (`learnability.report.render`). Every panel names both axes (with units where
-there are units). Builders at the bottom turn observations into the usual shapes (mean and 95%
-interval per x, one series per group).
+there are units). A series whose x are strings is drawn on a named categorical axis (categories in
+the order they first appear across the panel's series), so bars and length buckets carry their names,
+not 0/1/2. Reference lines (`Ref`) say what they are — a chance line, the control, a band edge, a
+baseline — and are drawn in that role's style with their label in the legend. Builders at the bottom
+turn observations into the usual shapes (mean and 95% interval per x, one series per group).
 """
 
 from __future__ import annotations
@@ -49,6 +52,33 @@ class Matrix:
     yticklabels: list[str] | None = None
 
 
+RefRole = Literal["reference", "chance", "control", "band", "baseline"]
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A labelled reference line: what the data are compared against. `role` picks its style (a band
+    edge is drawn red, a control orange, a chance line grey ...); the label goes to the legend."""
+
+    at: float
+    label: str
+    role: RefRole = "reference"
+    color: str | None = None  # None: the role's colour
+    over: str | None = None  # a category: drawn across that bar's slot only (the bar it judges)
+
+
+@dataclass(frozen=True)
+class Span:
+    """A shaded range of y, e.g. the zone between a rule's band edges where a verdict is inconclusive."""
+
+    lo: float
+    hi: float
+    label: str
+    role: RefRole = "band"
+    color: str | None = None
+    over: str | None = None  # a category: shaded across that bar's slot only
+
+
 @dataclass
 class Panel:
     title: str
@@ -57,12 +87,17 @@ class Panel:
     series: list[Series] = field(default_factory=list)
     histograms: list[Histogram] = field(default_factory=list)
     matrix: Matrix | None = None
-    hlines: list[tuple[float, str]] = field(default_factory=list)  # (y, label): chance, nulls
-    vlines: list[tuple[float, str]] = field(default_factory=list)
+    # (y, label) pairs or `Ref`s: chance, nulls, controls, band edges
+    hlines: list[tuple[float, str] | Ref] = field(default_factory=list)
+    vlines: list[tuple[float, str] | Ref] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
     logx: bool = False
     logy: bool = False
     ylim: tuple[float, float] | None = None
     xticks: list[float] | None = None
+    # the order of named x categories (string x values), e.g. length buckets "1-8", "9-16", "17-32";
+    # default: the order they first appear in
+    categories: list[str] | None = None
     note: str = ""  # drawn in the panel, e.g. "no converged runs"
 
     def __post_init__(self) -> None:
@@ -72,15 +107,23 @@ class Panel:
 
 @dataclass
 class Figure:
+    """Panels drawn side by side, `ncols` a row (default: all in one row, up to 3). Every panel has
+    the same size in every figure, and the report shows each figure at a width proportional to its
+    columns, so panels look alike wherever they are. `claims` names the claims (their slugs) the figure
+    shows evidence for, besides those that name the figure themselves; the report links both ways."""
+
     name: str
     caption: str
     panels: list[Panel]
-    ncols: int | None = None  # default: all panels in one row (up to 3 a row)
+    ncols: int | None = None
+    claims: tuple[str, ...] = ()
 
 
 @dataclass
 class Table:
-    """A small table for the report (a count table, greedy text samples)."""
+    """A small table for the report (a count table, greedy text samples). A cell may hold a
+    `stats.Estimate`: it is printed as `value [lo, hi]` exactly as claim cards print theirs, so a
+    table that takes its numbers from the estimates a rule judged shows the same interval."""
 
     title: str
     columns: list[str]
@@ -95,9 +138,12 @@ def mean_series(
     kind: SeriesKind = "line",
     color: str | None = None,
     rate: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> Series:
-    """Mean and 95% interval of y at each x from (x, y) pairs; `rate` (y in [0, 1]) uses Wilson intervals
-    for 0/1 y and cuts other intervals to [0, 1]."""
+    """Mean and 95% interval of y at each x from (x, y) pairs. `rate`: y are 0/1 outcomes (converged,
+    learned), summarised with Wilson intervals; `bounds`: the range y can take (an accuracy's is
+    (0, 1)), which cuts its t interval. An accuracy is not a rate: two seeds at accuracy 1.0 are a
+    mean of 1 with no spread, not 2 successes in 2 trials (a Wilson interval down to 0.34)."""
     by_x: dict[Any, list[float]] = defaultdict(list)
     for x, y in points:
         if y is not None:
@@ -109,7 +155,7 @@ def mean_series(
         if rate and all(v in (0.0, 1.0) for v in values):
             e = proportion(sum(values), len(values))
         else:  # a rate's values lie in [0, 1], so does its interval
-            e = mean_ci(values, (0.0, 1.0) if rate else None)
+            e = mean_ci(values, (0.0, 1.0) if rate else bounds)
         mean.append(e.value)
         lo.append(e.lo)
         hi.append(e.hi)
@@ -121,6 +167,7 @@ def grouped_series(
     order: Sequence[str] | None = None,
     labels: dict[str, str] | None = None,
     rate: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> list[Series]:
     """One `mean_series` per group from (group, x, y) triples, in `order` (else sorted)."""
     by_group: dict[str, list[tuple[Any, float]]] = defaultdict(list)
@@ -128,7 +175,7 @@ def grouped_series(
         by_group[g].append((x, y))
     names = [g for g in (order or sorted(by_group)) if g in by_group]
     labels = labels or {}
-    return [mean_series(by_group[g], labels.get(g, g), rate=rate) for g in names]
+    return [mean_series(by_group[g], labels.get(g, g), rate=rate, bounds=bounds) for g in names]
 
 
 def _order(value: Any) -> tuple[int, float, str]:
@@ -138,5 +185,6 @@ def _order(value: Any) -> tuple[int, float, str]:
 
 
 __all__ = [
-    "Figure", "Histogram", "Matrix", "Panel", "Series", "Table", "grouped_series", "mean_series",
+    "Figure", "Histogram", "Matrix", "Panel", "Ref", "Series", "Span", "Table", "grouped_series",
+    "mean_series",
 ]  # fmt: skip

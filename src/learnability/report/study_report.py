@@ -24,6 +24,20 @@ class StudyReport:
     run_counts: dict[str, dict[str, int]] = field(default_factory=dict)
     seconds: float = 0.0
     error: str | None = None
+    # the plan's distinct runs (a count, or a count per sweep) and how many of them are finished in
+    # the store: fewer stored than expected is an incomplete study (an interrupted reproduce),
+    # which the report's headline and `report` / `reproduce` say
+    expected_runs: int | dict[str, int] | None = None
+    runs_stored: int = 0
+
+    @property
+    def runs_expected(self) -> int:
+        expected = self.expected_runs
+        return sum(expected.values()) if isinstance(expected, dict) else int(expected or 0)
+
+    @property
+    def incomplete(self) -> bool:
+        return self.runs_stored < self.runs_expected
 
 
 __all__ = ["StudyReport"]

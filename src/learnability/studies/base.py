@@ -68,7 +68,12 @@ class StudyResults:
         return self.plan.params
 
     def _full(self, sweep: str) -> str:
-        return sweep if "/" in sweep or not self.study else f"{self.study}/{sweep}"
+        # a short name may hold "/" itself (`random/L1D16/project`): only the study prefix marks a full name
+        return (
+            sweep
+            if not self.study or sweep.startswith(f"{self.study}/")
+            else f"{self.study}/{sweep}"
+        )
 
     def of(self, sweep: str, status: str | tuple[str, ...] | None = "ok") -> list[RunRecord]:
         """Records of one sweep (its full name or, with a study set, the part after 'study/')."""

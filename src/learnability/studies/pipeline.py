@@ -46,11 +46,15 @@ def analyse_study(
         scale = pick_scale(study, store)
     plan = scale if isinstance(scale, Plan) else study.plan(scale)
     # the runs `reproduce --budget` added (none without a design), judged by its sequential design
-    ids = run_ids(study, plan) | adaptive.added_run_ids(store, study, plan)
+    expected = run_ids(study, plan)
+    ids = expected | adaptive.added_run_ids(store, study, plan)
     records = store.records(study=study.name, run_ids=ids)
     design = adaptive.design(store, study, plan, records)
     report = analyse_records(study, records, plan, Path(out_dir) / "figures", design)
     report.run_counts = _counts(records, sweeps_of(study, plan))
+    # the plan's runs, and how many are finished: fewer is an incomplete study (its headline says so)
+    report.expected_runs = len(expected)
+    report.runs_stored = sum(r.status != "running" and r.run_id in expected for r in records)
     report.seconds = seconds or (time.perf_counter() - t0)
     return report
 
@@ -81,7 +85,9 @@ def analyse_records(
     for claim in claims:
         if claim.panel is not None:
             name = f"claim_{claim.id.split('/', 1)[1]}"
-            caption = f"Claim '{claim.title}': the data its rule judged (mean and 95% interval per unit cell)."
+            caption = (
+                f"Claim '{claim.title}': the estimates its rule judged, with its bands and control."
+            )
             report.figures.append(
                 render.save(Figure(name, caption, [claim.panel]), figures_dir, study.name)
             )

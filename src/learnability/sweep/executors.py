@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -45,6 +46,7 @@ from learnability.config import from_dict
 from learnability.device import resolve_device
 from learnability.errors import UserError
 from learnability.jsonsafe import json_safe
+from learnability.paths import atomic_write_text
 from learnability.sweep.jobs import RunContext, get_job, import_job_module
 from learnability.sweep.store import process_start_ticks
 
@@ -73,7 +75,7 @@ def versions() -> dict[str, str]:
 def _dump_yaml(data: dict, path: Path) -> None:
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    path.write_text(yaml.dump(data, Dumper=dumper, sort_keys=False))
+    atomic_write_text(path, yaml.dump(data, Dumper=dumper, sort_keys=False))
 
 
 def execute_run(payload: dict) -> dict:
@@ -347,6 +349,7 @@ class RayExecutor:
             raise UserError("the ray backend needs Ray: pip install 'learnability[ray]'") from None
         self.ray = ray
         self._started_here = False
+        self._reaper: subprocess.Popen | None = None
         if not ray.is_initialized():
             kwargs: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
             if any(not m.startswith("learnability.") for m in modules):
@@ -355,6 +358,7 @@ class RayExecutor:
                 env = {"PYTHONPATH": os.pathsep.join(_python_path())}
                 kwargs["runtime_env"] = {"env_vars": env}
             os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            before = set(_descendants(os.getpid()))
             try:
                 if address:
                     # a cluster on this host (loopback address): our driver stays on loopback too
@@ -383,6 +387,9 @@ class RayExecutor:
                     "'token')"
                 ) from None
             self._started_here = True
+            if not address:  # our own instance: the processes it started die with this driver
+                started = set(_descendants(os.getpid())) - before
+                self._reaper = start_reaper(sorted(started))
         cpus = int(ray.cluster_resources().get("CPU", workers or 1))
         # Ray queues tasks beyond its free CPUs itself; with an explicit worker count the number in
         # flight is what limits concurrency, so no extra is queued then
@@ -422,6 +429,78 @@ class RayExecutor:
         self._refs.clear()
         if self._started_here:
             self.ray.shutdown()
+        if self._reaper is not None:
+            self._reaper.poll()  # it ends by itself once Ray's processes are gone
+
+
+# -- Ray's own processes die with the driver ----------------------------------------------------------
+# A Ray started here (gcs_server, raylet, the dashboard and runtime-env agents) is Ray's, not ours:
+# the GCS and raylet share the driver's fate, but the two agents, on noticing the raylet gone, try
+# for 60 s to report it to the GCS that died with it (about 62 s measured after a SIGKILL of the
+# driver, ~170 MB). A reaper process, started in its own session so it outlives the driver, watches
+# the driver (pid and start time) and SIGKILLs the processes Ray started, each checked by its own
+# start time, the moment the driver is gone; it ends by itself when they end first (a clean
+# shutdown). Linux only (/proc); elsewhere the agents' own 60 s bound stands.
+_REAPER = r"""
+import os, signal, sys, time
+def ticks(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+driver, driver_ticks = sys.argv[1].split(":")
+targets = [t.split(":") for t in sys.argv[2:]]
+while True:
+    alive = [(pid, t) for pid, t in targets if ticks(pid) == t]
+    if not alive:
+        break
+    if ticks(driver) != driver_ticks:
+        for pid, _ in alive:
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+        break
+    time.sleep(0.25)
+"""
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc; [] elsewhere)."""
+    children: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def start_reaper(pids: list[int]) -> subprocess.Popen | None:
+    """Start the reaper of `pids` (see above) for this driver; None where there is nothing to do."""
+    targets = [f"{pid}:{t}" for pid in pids if (t := process_start_ticks(pid))]
+    driver, ticks = _driver_id()
+    if not targets or not ticks:
+        return None
+    return subprocess.Popen(
+        [sys.executable, "-S", "-c", _REAPER, f"{driver}:{ticks}", *targets],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, close_fds=True,
+    )  # fmt: skip
 
 
 # Ray turns a node address of 127.0.0.1 into the host's external address ("remotely reachable",
@@ -454,6 +533,30 @@ def _loopback_only(enabled: bool = True) -> Iterator[None]:
             os.environ[_RAY_CLUSTER_ENV] = saved_env
         if saved_flag is not None:
             ray_constants.ENABLE_RAY_CLUSTER = saved_flag
+
+
+RAY_CONNECT_TIMEOUT = 5.0  # seconds: a cluster on a network answers in milliseconds
+
+
+def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """UserError unless something accepts connections at a Ray address (HOST:PORT or
+    ray://HOST:PORT) within `timeout` seconds. Ray itself retries an address where nothing listens
+    for minutes, printing a warning each time; this says so in seconds, before anything is written."""
+    if address == "auto":
+        return  # Ray looks the address up itself (the cluster `ray start` recorded on this host)
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=timeout):
+            pass
+    except (OSError, ValueError) as exc:
+        reason = (
+            "timed out" if isinstance(exc, TimeoutError) else getattr(exc, "strerror", None) or exc
+        )
+        raise UserError(
+            f"--address {address}: no Ray cluster answers there ({reason}, within {timeout:g} s); "
+            f"start one (`ray start --head --port {port}`) or give the address it prints"
+        ) from None
 
 
 def _is_loopback(address: str) -> bool:

@@ -35,7 +35,8 @@ from rich.progress import (
 
 from learnability.device import check_device, resolve_device
 from learnability.errors import UserError, check_choice
-from learnability.sweep.executors import make_executor
+from learnability.sweep.ensemble import group_runs
+from learnability.sweep.executors import check_ray_address, make_executor
 from learnability.sweep.jobs import get_job
 from learnability.sweep.spec import RunSpec, Sweep
 from learnability.sweep.store import Heartbeat, Store
@@ -138,6 +139,8 @@ def check_run_options(
             f"{name('threads', threads)} is not allowed; give torch threads per run in 1..{MAX_THREADS}"
         )
 
+    if backend == "ray" and address is not None:
+        check_ray_address(address)  # seconds, not Ray's minutes of retries, and before any write
     check_device(device)
     if backend == "local" or address is None:
         resolve_device(
@@ -200,15 +203,19 @@ def run_sweep(
     retry_failed: bool = False,
     progress: bool = True,
     threads_per_worker: int = 1,
+    ensembles: bool = True,
 ) -> SweepSummary:
     """Execute the runs of `sweeps` not yet done in `store`; returns counts and timings.
 
     backend "local": a process pool of `workers` processes (default: CPU count; 0 runs inline, for
     debugging). backend "ray": Ray tasks at `address` (HOST:PORT), or a local Ray started here.
-    Each run uses `threads_per_worker` torch threads on `device` ("cpu", "cuda", "auto", ...)."""
+    Each run uses `threads_per_worker` torch threads on `device` ("cpu", "cuda", "auto", ...).
+    With `ensembles`, runs that differ only in their seeds go to a worker together and train as one
+    stacked model where that measures faster (`learnability.sweep.ensemble`; same results)."""
     t0 = time.perf_counter()
     check_run_options(backend, workers, address, device, threads_per_worker)
     specs = collect_runs(sweeps)
+    _check_threads(specs, threads_per_worker)
     own_store = not isinstance(store, Store)
     if not isinstance(store, Store):
         store = Store(store)
@@ -225,12 +232,28 @@ def run_sweep(
             retry_failed,
             progress,
             threads_per_worker,
+            ensembles,
         )
     finally:
         summary.seconds = time.perf_counter() - t0
         if own_store:
             store.close()
     return summary
+
+
+def _check_threads(specs: list[RunSpec], threads: int) -> None:
+    # the thread count changes results (how sums are split): a run on N ≠ 1 threads must have its
+    # own run id. A job config with a `threads` setting says it (and the run id holds it); for any
+    # other job, N ≠ 1 would store different results under the same ids, so it is refused.
+    if threads == 1:
+        return
+    fixed = sorted({s.job for s in specs if not hasattr(s.config, "threads")})
+    if fixed:
+        raise UserError(
+            f"threads_per_worker={threads}: job {fixed[0]!r} has no `threads` setting, so its run "
+            "ids cannot record the thread count, which changes results; use 1, or set the job "
+            "config's threads where it has one"
+        )
 
 
 def _drive(
@@ -244,6 +267,7 @@ def _drive(
     retry_failed: bool,
     progress: bool,
     threads: int,
+    ensembles: bool = True,
 ) -> None:
     stored = store.status_of(s.run_id for s in specs)
     done_states = {"ok", "diverged"} | (set() if retry_failed else {"failed"})
@@ -256,6 +280,9 @@ def _drive(
         executor = make_executor(
             backend, workers, address, threads, device, tuple(modules.values())
         )
+        if ensembles:  # seeds of one shape travel together (they may train as one stacked model)
+            executor, grouped = group_runs(executor, todo, device, threads)
+            todo = deque(grouped)
     store.add_members(specs)
     if executor is None:
         return
@@ -279,7 +306,8 @@ def _drive(
             "config": spec.config_dict,
             "run_dir": str(store.run_dir(spec.run_id)),
             "device": device,
-            "threads": threads,
+            # a config's own thread count wins (it is in the run id); other jobs run on one
+            "threads": getattr(spec.config, "threads", threads),
         }
 
     def refresh(waiting: int = 0) -> None:

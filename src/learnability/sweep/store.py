@@ -25,6 +25,7 @@ checkpoints, figures: written by the run itself).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -170,16 +171,23 @@ class Store:
         timeout: float = 60.0,
         fsync: bool = False,
         lease_seconds: float = DEFAULT_LEASE,
+        read_only: bool = False,
     ) -> None:
         self.root = Path(results_dir)
         self.path = self.root / DB_NAME
         self.timeout = timeout
+        self.read_only = read_only
         # this store's driver: the owner of the leases it takes (see `acquire`)
         self.owner = new_owner_token()
         self.lease_seconds = float(lease_seconds)
         _check_existing(
             self.path
         )  # a file that is not a store is refused before anything is written
+        self._tidy_on_close = False
+        if read_only:
+            self._tidy_on_close = not _side_files(self.path)
+            self._conn = _connect_read_only(self.path)
+            return
         self.root.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         try:
@@ -195,6 +203,8 @@ class Store:
                     c.execute("ALTER TABLE runs ADD COLUMN lease_expires REAL")
         except sqlite3.DatabaseError as exc:
             self._conn.close()
+            if "locked" in str(exc) or "disk is full" in str(exc):
+                raise  # not the file's fault: the CLI names the real cause
             raise _not_a_store(self.path, str(exc)) from None
 
     # -- plumbing -------------------------------------------------------------------------------
@@ -210,10 +220,14 @@ class Store:
             self.conn.execute("ROLLBACK" if exc_type else "COMMIT")
 
     def _write(self) -> Store._Tx:
+        if self.read_only:
+            raise RuntimeError(f"the store {str(self.path)!r} was opened read-only")
         return Store._Tx(self._conn)
 
     def close(self) -> None:
         self._conn.close()
+        if self._tidy_on_close:  # a reader leaves the folder as it found it
+            _tidy(self.path)
 
     def __enter__(self) -> Store:
         return self
@@ -420,20 +434,38 @@ class Store:
             run_id=run_id,
             sweep=m_sweep or sweep,
             job=job,
-            config=json.loads(config),
+            config=self._json(run_id, "config", config),
             status=status,
-            metrics=json.loads(metrics or "{}"),
+            metrics=self._json(run_id, "metrics", metrics or "{}"),
             error=error,
             seconds=seconds,
             study=m_study if m_sweep else study,
             seed=seed,
             started=started,
             finished=finished,
-            versions=json.loads(versions or "{}"),
+            versions=self._json(run_id, "versions", versions or "{}"),
             attempts=attempts,
             traceback=tb,
             run_dir=self.run_dir(run_id),
         )
+
+    def _json(self, run_id: Any, column: str, text: Any) -> dict:
+        # a row damaged by hand or by another program: one line naming it, not a traceback
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            value = exc
+        if not isinstance(value, dict):
+            why = (
+                f"{type(value).__name__}: {value}"
+                if isinstance(value, Exception)
+                else "not a mapping"
+            )
+            raise UserError(
+                f"results store {str(self.path)!r}: run {run_id!r} has a damaged {column} column "
+                f"({why}); delete that row (or restore the store) and run the sweep again"
+            )
+        return value
 
     def sweeps(self) -> list[str]:
         return [
@@ -515,8 +547,9 @@ def _check_existing(path: Path) -> None:
         return  # an empty file: SQLite makes a new database of it
     if header != _SQLITE_HEADER:
         raise _not_a_store(path, "it is not an SQLite database")
+    had_side_files = _side_files(path)
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10)
+        conn = _reader(path)
         try:
             tables = {
                 name: {row[1] for row in conn.execute(f"PRAGMA table_info({name})")}
@@ -524,7 +557,11 @@ def _check_existing(path: Path) -> None:
             }
         finally:
             conn.close()
+            if not had_side_files:
+                _tidy(path)
     except sqlite3.DatabaseError as exc:
+        if "locked" in str(exc):
+            raise
         raise _not_a_store(path, str(exc)) from None
     for table, needed in _REQUIRED_COLUMNS.items():
         if table in tables and not needed <= tables[table]:
@@ -542,10 +579,91 @@ _REQUIRED_COLUMNS = {
 
 
 def open_existing(results_dir: str | Path) -> Store:
-    """Open the store of a results directory that must already exist (for `results` / `report`)."""
+    """Open the store of a results directory that must already exist, read-only (for `results` /
+    `report`): it may be on a read-only disk, and a sweep writing to it meanwhile does not block it."""
     path = Path(results_dir) / DB_NAME
     if not path.is_file():
         raise UserError(
             f"no results store at {str(path)!r}; run a sweep first or pass --results DIR"
         )
-    return Store(results_dir)
+    return Store(results_dir, read_only=True)
+
+
+READ_TIMEOUT = 5.0  # seconds a reader waits for SQLite's rare reader locks (WAL recovery)
+
+
+def _side_files(path: Path) -> bool:
+    """Whether SQLite's -wal or -shm file of the store exists (a writer has it, or crashed)."""
+    return any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
+
+
+def _writable(path: Path) -> bool:
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _reader(path: Path) -> sqlite3.Connection:
+    """A read-only connection (URI mode=ro: nothing can be written through it). In WAL mode a reader
+    never waits for a writer's lock.
+
+    Right after a crash the WAL index must be rebuilt, which takes write access: where the store is
+    writable a plain connection rebuilds it (reading only), then the read-only one reads. On a
+    read-only disk whose store has no WAL to apply it is opened as immutable (nothing can write to it
+    there); a WAL that cannot be read there is refused, not ignored (it holds committed runs)."""
+    uri = path.resolve().as_uri()
+
+    def connect(query: str) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            f"{uri}?{query}", uri=True, timeout=READ_TIMEOUT, isolation_level=None
+        )
+        try:
+            conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    try:
+        return connect("mode=ro")
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            raise
+        if _writable(path):
+            with contextlib.closing(sqlite3.connect(path, timeout=READ_TIMEOUT)) as conn:
+                conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # recovery
+            return connect("mode=ro")
+        wal = Path(f"{path}-wal")
+        if wal.exists() and wal.stat().st_size:
+            raise sqlite3.OperationalError(
+                f"its write-ahead log cannot be read on this read-only disk ({exc}); copy the "
+                "results folder to a writable disk"
+            ) from None
+        return connect("mode=ro&immutable=1")
+
+
+def _tidy(path: Path) -> None:
+    """Remove the -wal / -shm files a read-only connection made (it cannot remove them itself): a
+    plain connection, the last to close, does; where a writer holds them, they stay."""
+    if not _writable(path):
+        return
+    with (
+        contextlib.suppress(sqlite3.Error),
+        contextlib.closing(sqlite3.connect(path, timeout=0)) as conn,
+    ):
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """`_reader`, or the empty store an empty store file is."""
+    try:
+        conn = _reader(path)
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc):
+            raise
+        raise _not_a_store(path, str(exc)) from None
+    if not {"runs", "members"} <= tables:
+        # an empty store file (made but never written): read it as the empty store it is
+        conn.close()
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.executescript(_SCHEMA)
+    return conn

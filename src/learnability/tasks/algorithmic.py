@@ -71,9 +71,27 @@ def lm_batch(full: torch.Tensor, scored: torch.Tensor) -> Batch:
 
 
 def _check_positive(what: str, value: int, low: int = 1, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UserError(f"{what} = {value!r} is not allowed; it must be an integer")
     if value < low or (high is not None and value > high):
         allowed = f"{low}..{high}" if high is not None else f"≥ {low}"
         raise UserError(f"{what} = {value!r} is out of range; allowed: {allowed}")
+
+
+def _check_fraction(what: str, value: float) -> None:
+    if not 0.0 < value < 1.0:
+        raise UserError(f"{what} = {value!r} is out of range; allowed: 0 < f < 1")
+
+
+def _check_streamed(task: str, config: NeedleConfig | DecimalAddConfig | ParensConfig) -> None:
+    # the ranges a streamed task's test split needs, when the config is built (dry runs see them)
+    _check_positive(f"{task}.test_size", config.test_size, 1)
+    _check_fraction(f"{task}.hash_test_fraction", config.hash_test_fraction)
+    limit = config.max_rejection
+    if limit is not None and not 0.0 <= limit <= 1.0:
+        raise UserError(
+            f"{task}.max_rejection = {limit!r} is out of range; allowed: 0..1, or null (no limit)"
+        )
 
 
 def _python_rng(generator: torch.Generator) -> random.Random:
@@ -90,6 +108,20 @@ class ModAddConfig:
     p: int = 199  # the modulus (and vocabulary)
     train_fraction: float = 0.95  # share of the p² pairs in the training split
 
+    # Ranges are checked when the config is built, so `sweep --dry-run` and `train`'s pre-run checks
+    # find them; `vocab` and `length` let the job check the model against the task before it runs.
+    def __post_init__(self) -> None:
+        _check_positive("mod_add.p", self.p, 2, 4096)
+        _check_fraction("mod_add.train_fraction", self.train_fraction)
+
+    @property
+    def vocab(self) -> int:
+        return self.p
+
+    @property
+    def length(self) -> int:
+        return 2
+
 
 @dataclass
 class NeedleConfig:
@@ -101,6 +133,18 @@ class NeedleConfig:
     max_rejection: float | None = (
         0.10  # fail when more training draws than this fall in the test set
     )
+
+    def __post_init__(self) -> None:
+        _check_positive("needle.max_pairs", self.max_pairs, 1, 30)
+        _check_streamed("needle", self)
+
+    @property
+    def vocab(self) -> int:
+        return NeedleTask.vocab_size
+
+    @property
+    def length(self) -> int:
+        return 62 if self.max_pairs == 30 else 2 * self.max_pairs + 2
 
 
 @dataclass
@@ -114,6 +158,18 @@ class DecimalAddConfig:
         0.10  # fail when more training draws than this fall in the test set
     )
 
+    def __post_init__(self) -> None:
+        _check_positive("decimal_add.digits", self.digits, 1, 17)
+        _check_streamed("decimal_add", self)
+
+    @property
+    def vocab(self) -> int:
+        return DecimalAddTask.vocab_size
+
+    @property
+    def length(self) -> int:
+        return 3 * self.digits + 3
+
 
 @dataclass
 class ParensConfig:
@@ -126,6 +182,18 @@ class ParensConfig:
         0.10  # fail when more training draws than this fall in the test set
     )
 
+    def __post_init__(self) -> None:
+        _check_positive("parens.max_pairs", self.max_pairs, 1, 500)
+        _check_streamed("parens", self)
+
+    @property
+    def vocab(self) -> int:
+        return ParensTask.vocab_size
+
+    @property
+    def length(self) -> int:
+        return 2 * self.max_pairs + 2
+
 
 @dataclass
 class MemoriseConfig:
@@ -135,6 +203,18 @@ class MemoriseConfig:
     # the published format: y tokens are offset by n_keys, so x and y never share ids (vocab 2·n_keys);
     # False keeps x and y on the same ids 0..n_keys-1
     offset_y: bool = False
+
+    def __post_init__(self) -> None:
+        _check_positive("memorise.n_keys", self.n_keys, 1, 4096)
+        _check_positive("memorise.n_values", self.n_values, 2, 65536)
+
+    @property
+    def vocab(self) -> int:
+        return max(self.n_keys * (2 if self.offset_y else 1), self.n_values)
+
+    @property
+    def length(self) -> int:
+        return 2
 
 
 # ---------------------------------------------------------------------------------------------- fixed

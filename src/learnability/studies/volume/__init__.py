@@ -1,10 +1,8 @@
 """Study `volume`: Kövér, Butoi, Svete, Hahn, Cotterell (ICML 2026), "Understanding the Parameter Space
 Geometry (Volume) of Transformers Encoding Boolean Functions" (arXiv 2606.08768).
 
-The declaration, in the layout every study shares (`plan`, `sweeps`, `evidence`, `claims`, `exhibits`).
-Jobs live in `learnability.jobs.volume`, the same-balance control in `learnability.boolean.balance`,
-the recogniser measurements in `learnability.measure.recogniser`. The protocol is the project's own:
-the paper's is not public in text form and it has no code.
+The declaration, in the layout every study shares; jobs in `learnability.jobs.volume`, the same-balance
+control in `learnability.boolean.balance`, recogniser measurements in `learnability.measure.recogniser`.
 """
 
 from __future__ import annotations

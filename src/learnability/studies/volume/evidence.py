@@ -1,42 +1,37 @@
-"""Study `volume`, evidence: stored runs as flat rows, the selections the claims and exhibits share, and
-one evidence function per claim.
-
-A `Row` is one random model under one LayerNorm eps and one margin ξ. Its `unit` names the model's
-weights (sweep, init, N and model seed): rows of the same model under other eps or margins share it,
-so the claims engine merges them into one independent unit. The same-balance control of a row is
-computed by the job from the row's own counts (`boolean.balance`): every claim on random transformers
-pairs each model with a random function of exactly its acceptance counts, and reads non-constant
-models by default (a constant function has K_0 = 2^N and s ≡ 0 trivially).
-"""
+"""Study `volume`, evidence: stored runs as flat rows, the selections claims and exhibits share, and one
+evidence function per claim. A `Row` is one random model under one LayerNorm eps and one margin ξ; its
+`unit` names the model's weights, so the engine merges a model's eps and margin rows into one independent
+unit. Each row carries its same-balance control (computed by the job from its own counts,
+`boolean.balance`); claims read non-constant models by default (a constant function has K_0 = 2^N)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
 from learnability import stats
-from learnability.studies import Choices, Evidence, Obs, StudyResults, paired
-from learnability.studies.volume.plan import DRAWN_SCHEMES, TRAINED_FUNCTIONS, VolumeParams
+from learnability.studies import Choices, Evidence, Obs, StudyResults, group_by, paired
+from learnability.studies.volume.plan import BOUND_SHARE, DRAWN_SCHEMES, TRAINED_FUNCTIONS
 from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM, TRAINED
 
+# fmt: off
 MODEL, CTRL = "model", "same-balance"
 LABELS = {MODEL: "random transformers", CTRL: "same-balance random functions",
-          "random functions": "uniformly random functions"}  # fmt: skip
+          "random functions": "uniformly random functions"}
 
 
 @dataclass(frozen=True)
 class Row:
     sweep: str  # "random", "bound" or "lengths"
-    variant: str  # "public" / "drawn" (LayerNorm and bias initialisation)
+    variant: str  # "project" / "drawn" / "cited" (plan.VARIANTS)
     depth: int
     width: int
     init: str
     n: int
-    model: int
     seed: int
     eps: float
     margin: float
@@ -46,13 +41,11 @@ class Row:
     s_mean: float
     constant: bool
     meets_bound: bool
-    bound: float
-    bound_label: str
     ctrl_s_mean: float
     ctrl_k0_mean: float
     ctrl_k0_positive: float
     ctrl_meets_bound: float
-    changed: int  # strings whose ξ = 0 label differs from the first eps's
+    changed_vs_first_eps: int  # strings whose ξ = 0 label differs from the first eps's
     max_flip: float
     mean_flip: float
     logit_std: float
@@ -70,38 +63,36 @@ class Row:
         return f"{self.sweep}/{self.variant}/L{self.depth}D{self.width}/{self.init}{n}/{self.seed}"
 
     @property
+    def bound(self) -> float:
+        """Theorem 4.5's N^((D − 1)/(2L) − 5), D read as the model width d_model."""
+        return float(self.n) ** ((self.width - 1) / (2 * self.depth) - 5)
+
+    @property
     def acceptance(self) -> float:
         decided = self.accept + self.reject
         return self.accept / decided if decided else math.nan
 
-    def near_balanced(self, band: float) -> bool:
-        return band <= self.acceptance <= 1 - band
+    def near_balanced(self) -> bool:  # acceptance in [0.25, 0.75]
+        return 0.25 <= self.acceptance <= 0.75
 
 
-def _f(value: Any) -> float:
-    return math.nan if value is None else float(value)
+_TYPES = {f.name: f.type for f in fields(Row)}  # the job's row keys are the field names
+
+
+def _value(kind: Any, value: Any) -> Any:  # a stored value as its field's type (None: NaN / 0)
+    return {"float": lambda: math.nan if value is None else float(value), "int": lambda: int(value or 0),
+            "bool": lambda: bool(value)}.get(kind, lambda: value)()
 
 
 def _rows_of(record: Any, sweep: str, variant: str) -> list[Row]:
     c, m = record.config, record.metrics or {}
+    shape: dict[str, Any] = {"sweep": sweep, "variant": variant, "depth": int(c["depth"]), "width": int(c["width"]),
+             "init": str(c["init"])}
     out = []
     for r in m.get("rows", []):
-        n = int(r.get("n", c.get("n", 0)))
-        out.append(Row(
-            sweep=sweep, variant=variant, depth=int(c["depth"]), width=int(c["width"]),
-            init=str(c["init"]), n=n, model=int(r["model"]), seed=int(r["seed"]),
-            eps=float(r["eps"]), margin=float(r["margin"]), accept=int(r["accept"]),
-            reject=int(r["reject"]), k0=int(r["k0"]), s_mean=_f(r["s_mean"]),
-            constant=bool(r["constant"]), meets_bound=bool(r["meets_bound"]),
-            bound=float(n) ** ((int(c["width"]) - 1) / (2 * int(c["depth"])) - 5),
-            bound_label=str(m.get("bound_label", "")), ctrl_s_mean=_f(r["ctrl_s_mean"]),
-            ctrl_k0_mean=_f(r["ctrl_k0_mean"]), ctrl_k0_positive=_f(r["ctrl_k0_positive"]),
-            ctrl_meets_bound=_f(r["ctrl_meets_bound"]), changed=int(r["changed_vs_first_eps"]),
-            max_flip=_f(r["max_flip"]), mean_flip=_f(r["mean_flip"]), logit_std=_f(r["logit_std"]),
-            min_abs_logit=_f(r["min_abs_logit"]), ln_min_std=_f(r["ln_min_std"]),
-            ln_max_normaliser=_f(r["ln_max_normaliser"]), ln_degenerate=int(r["ln_degenerate"] or 0),
-            lipschitz_theta=_f(r.get("lipschitz_theta")), profile=tuple(r["profile"]),
-        ))  # fmt: skip
+        values = {k: _value(t, r.get(k)) for k, t in _TYPES.items() if k not in shape}
+        values["n"], values["profile"] = int(r.get("n", c.get("n", 0))), tuple(r["profile"])
+        out.append(Row(**shape, **values))
     return out
 
 
@@ -112,56 +103,177 @@ def rows(results: StudyResults, kind: str) -> list[Row]:
         out: list[Row] = []
         for rec in results.records:
             parts = rec.sweep.split("/")
-            if rec.status != "ok" or len(parts) < 2 or parts[1] != kind:
-                continue
-            variant = parts[3] if kind == RANDOM and len(parts) > 3 else "public"
-            out.extend(_rows_of(rec, kind, variant))
+            if rec.status == "ok" and len(parts) > 1 and parts[1] == kind:
+                out.extend(_rows_of(rec, kind, parts[3] if kind == RANDOM and len(parts) > 3 else "project"))
         cache[kind] = out
     return cache[kind]
 
 
-def select(
-    all_rows: list[Row],
-    p: VolumeParams,
-    *,
-    models: str = "non-constant",
-    eps: Any = 0.0,
-    margin: float = 0.0,
-    init: str = "all",
-    variant: str = "public",
-    n: str | int = "all",
-) -> list[Row]:
-    """The rows a claim reads under one set of analysis choices.
+SELECTION = {"models": "non-constant", "eps": 0.0, "margin": 0.0, "init": "all", "variant": "project", "n": "all"}
 
-    models: "non-constant" | "near-balanced" (acceptance in [b, 1 − b]) | "all"; eps: a value or "all";
-    variant "drawn" means the pre-engine population: U/Gaussian with every parameter drawn, plus the
-    Xavier schemes (identical under both variants); n: "all", "largest" or a length."""
-    out = [r for r in all_rows if r.margin == margin and (eps == "all" or r.eps == float(eps))]
-    if variant == "drawn":
+
+def select(all_rows: list[Row], choices: Mapping[str, Any] | None = None, **over: Any) -> list[Row]:
+    """The rows a claim reads under its choices (`SELECTION`, then `choices`, then `over`). models: "non-constant"
+    | "near-balanced" | "all"; eps: a value or "all"; variant "drawn": the pre-engine population (U/Gaussian
+    with every parameter drawn, plus the Xavier schemes, the same under both); n: "all", "largest" or a length."""
+    c = {**SELECTION, **{k: v for k, v in (choices or {}).items() if k in SELECTION}, **over}
+    out = [r for r in all_rows if r.margin == float(c["margin"]) and c["eps"] in ("all", r.eps)]
+    if c["variant"] == "drawn":
         out = [r for r in out if (r.variant == "drawn") == (r.init in DRAWN_SCHEMES)]
     else:
-        out = [r for r in out if r.variant == variant]
-    if init != "all":
-        out = [r for r in out if r.init == init]
-    if models == "non-constant":
-        out = [r for r in out if not r.constant]
-    elif models == "near-balanced":
-        out = [r for r in out if not r.constant and r.near_balanced(p.near_balanced)]
-    if n == "largest" and out:
-        top = max(r.n for r in out)
-        out = [r for r in out if r.n == top]
-    elif isinstance(n, int):
-        out = [r for r in out if r.n == n]
-    return out
+        out = [r for r in out if r.variant == c["variant"]]
+    out = [r for r in out if c["init"] in ("all", r.init)]
+    if c["models"] != "all":
+        out = [r for r in out if not r.constant and (c["models"] != "near-balanced" or r.near_balanced())]
+    n = max((r.n for r in all_rows), default=0) if c["n"] == "largest" else c["n"]
+    return out if isinstance(n, str) else [r for r in out if r.n == n]
 
 
-# -- trained runs -------------------------------------------------------------------------------------------
+# -- random transformers against the same-balance control -------------------------------------------
+def _pick(results: StudyResults, choices: Choices, **over: Any) -> list[Row]:
+    return select(rows(results, RANDOM), choices, **over)
+
+
+def _paired(picked: list[Row], model: Callable[[Row], float], control: Callable[[Row], float], x: bool = False) -> list[Obs]:
+    """Each model beside its own same-balance control (the same unit in both groups)."""
+    return paired(picked, lambda r: r.unit, {MODEL: model, CTRL: control}, (lambda r: float(r.n)) if x else None)
+
+
+def _describe(picked: list[Row], results: StudyResults, choices: Choices) -> str:
+    everyone = _pick(results, choices, models="all")
+    constant = len({r.unit for r in everyone if r.constant})
+    share = float(np.median([min(r.acceptance, 1 - r.acceptance) for r in picked]))
+    return (f"N ∈ {sorted({r.n for r in picked})}; {len({r.unit for r in picked})} models kept of "
+            f"{len({r.unit for r in everyone})} ({constant} constant); median minority-class share {share:.3f}")
+
+
+def _missing(what: str) -> Evidence:
+    return Evidence(missing=f"no {what} (no finished `volume/{RANDOM}` runs kept by this selection)")
+
+
+def skew_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    picked = _pick(results, choices)
+    if not picked:
+        return _missing("models")
+    zero = float(np.mean([r.profile[0] / max(sum(r.profile), 1) for r in picked]))
+    notes = f"{_describe(picked, results, choices)}; mean share of strings with s = 0: {zero:.3f}"
+    return Evidence(_paired(picked, lambda r: r.s_mean, lambda r: r.ctrl_s_mean), notes=notes)
+
+
+def k0_positive_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    """v3: only models whose own balance leaves room (same-balance P(K_0 > 0) ≤ `informative`)."""
+    room = float(choices.get("informative", results.params.informative))
+    picked = [r for r in _pick(results, choices) if r.ctrl_k0_positive <= room]
+    if not picked:
+        return _missing(f"models whose same-balance P(K_0 > 0) ≤ {room:g}")
+    obs = _paired(picked, lambda r: float(r.k0 > 0), lambda r: r.ctrl_k0_positive)
+    top = max(r.n for r in picked)
+    uniform = [rec.metrics for rec in results.of(CONTROL) if int(rec.metrics["n"]) == top]
+    if choices.get("null") == "uniform":  # the pre-engine null (1 − 1/e): independent functions
+        obs += [Obs(f"f{i}", float(k > 0), None, "random functions") for m in uniform for i, k in enumerate(m["k0"])]
+    rate = ", ".join(f"{sum(k > 0 for k in m['k0'])}/{len(m['k0'])}" for m in uniform)
+    notes = f"same-balance P(K_0 > 0) ≤ {room:g}; {_describe(picked, results, choices)}" + (
+        f"; uniformly random functions at N = {top}: K_0 > 0 in {rate} (1 − 1/e = 0.632)" if rate else "")
+    return Evidence(obs, notes=notes)
+
+
+def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    picked = _pick(results, choices)
+    if not picked:
+        return _missing("models")
+    ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked], (0.0, 1.0))
+    return Evidence(_paired(picked, lambda r: float(r.k0 == 0), lambda r: 1 - r.ctrl_k0_positive),
+                    notes=_describe(picked, results, choices), details={"same_balance_k0_zero": ctrl.value},
+                    control=f"same-balance random functions: mean P(K_0 = 0) {ctrl.fmt()}")
+
+
+def growth_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    if choices.get("weights", "fresh per N") == "fixed across N":
+        kept = select(rows(results, LENGTHS), choices, margin=0.0, variant="project", n="all")
+    else:
+        kept = _pick(results, choices, n="all")
+    if not kept:
+        return _missing("models")
+    obs = _paired(kept, lambda r: math.log2(r.k0 + 1), lambda r: math.log2(r.ctrl_k0_mean + 1), x=True)
+    return Evidence(obs, notes=_describe(kept, results, {**choices, "n": "all"}))
+
+
+CELLS = {  # which (L, D, N) cells Theorem 4.5 is judged in, by the rule version that reads them
+    "small": (1.0, BOUND_SHARE),  # v3: 1 ≤ bound ≤ 1% of 2^N (the theorem's "N large enough")
+    "non-trivial": (1.0, 1.0),  # v2: 1 ≤ bound ≤ 2^N
+    "with vacuous": (0.0, 1.0),  # v1: every cell a K_0 can meet
+}
+
+
+def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    everything = select(rows(results, BOUND), choices, models="all", eps=0.0, variant="project")
+    if not everything:
+        return Evidence(missing=f"no finished `volume/{BOUND}` runs")
+    low, share = CELLS[choices.get("cells", "small")]
+    cells = {(r.depth, r.width, r.n): r.bound for r in everything}
+    judged = {c for c, b in cells.items() if low <= b <= share * 2 ** c[2]}
+    summary = (f"{len(judged)} of {len(cells)} (L, D, N) cells judged ({low:g} ≤ bound ≤ {share:g}·2^N; "
+               f"D = d_model): {', '.join(f'L{c[0]} D{c[1]} N{c[2]} ({cells[c]:.3g})' for c in sorted(judged))}")
+    if not judged:
+        return Evidence(vacuous=f"no cell has a bound in the judged range; {summary}")
+    picked = select([r for r in everything if (r.depth, r.width, r.n) in judged], choices, eps=0.0,
+                    variant="project")
+    if not picked:
+        return _missing("non-constant models in the judged cells")
+    ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
+    return Evidence(_paired(picked, lambda r: float(r.meets_bound), lambda r: r.ctrl_meets_bound),
+                    notes=f"{summary}; {len(picked)} models", details={"cells": [list(c) for c in sorted(judged)]},
+                    control=f"same-balance random functions: mean P(K_0 ≥ bound) {ctrl.fmt()}")
+
+
+# -- fixed weights across N -------------------------------------------------------------------------
+def _log_value(r: Row, value: str, scaled: bool) -> float | None:
+    v = getattr(r, value)
+    if not (math.isfinite(v) and v > 0):  # a table with no change at all has no logarithm
+        return None
+    return math.log(r.n * v) if scaled else math.log(v)
+
+
+def _unit_slopes(picked: list[Row], value: str, scaled: bool) -> stats.Estimate:
+    """Mean over models of the OLS slope of log(N·value) (or log value) against log N."""
+    pts = [(r.unit, math.log(r.n), y) for r in picked if (y := _log_value(r, value, scaled)) is not None]
+    slopes = [stats.ols([a for _, a, _ in g], [b for _, _, b in g]).slope
+              for g in group_by(pts, lambda t: t[0]).values()]
+    return stats.mean_ci([s for s in slopes if math.isfinite(s)])
+
+
+def _length_obs(results: StudyResults, choices: Choices, value: str, scaled: bool) -> Evidence:
+    fixed: dict[str, Any] = {"models": "all", "margin": 0.0, "n": "all"}
+    if choices.get("weights") == "fresh per N":  # the pre-engine data: eps > 0 pooled, log max
+        source = [r for r in rows(results, RANDOM) if r.eps > 0]
+        picked, scaled = select(source, **fixed, eps="all", variant="drawn"), False
+    else:
+        picked = select(rows(results, LENGTHS), choices, **fixed, variant="project")
+    if not picked:
+        return Evidence(missing=f"no finished `volume/{LENGTHS}` runs")
+    obs = [Obs(r.unit, y, math.log(r.n), MODEL) for r in picked if (y := _log_value(r, value, scaled)) is not None]
+    control = _unit_slopes(select(rows(results, LENGTHS), choices, **fixed, eps=0.0, variant="project"), value, scaled)
+    what = f"log(N·{value})" if scaled else f"log {value}"
+    return Evidence(obs, notes=f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models",
+                    details={"eps0_slope": control.value},
+                    control=f"eps = 0 on the same weights (no Lipschitz guarantee): mean per-model slope of "
+                    f"{what} {control.fmt()}")
+
+
+def one_bit_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    return _length_obs(results, choices, f"{choices.get('statistic', 'max')}_flip", scaled=True)
+
+
+def lipschitz_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    return _length_obs(results, choices, "lipschitz_theta", scaled=False)
+
+
+# -- trained ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TrainedRun:
     function: str
     n: int
     seed: int
-    status: str
     agreement: float  # agreement with the target on all 2^n strings
     steps: int
     budget: int  # the step budget of its config
@@ -175,13 +287,9 @@ class TrainedRun:
 
 
 def plateau(history: list[dict[str, Any]], tolerance: float = 0.02) -> tuple[bool, bool]:
-    """(plateaued, left the start) from a run's evaluation history of test loss.
-
-    Plateaued: the best test loss of the second half of the evaluations is no lower than (1 −
-    tolerance) × the best of the first half. Left the start: the best loss fell below 0.9 (the
-    constant predictor scores 1.0 on ±1 targets)."""
-    losses = [float(h["test_loss"]) for h in history if h.get("test_loss") is not None]
-    losses = [v for v in losses if math.isfinite(v)]
+    """(plateaued, left the start) from a run's test-loss history: the second half's best loss is no lower than
+    (1 − tolerance) × the first half's; the best loss fell below 0.9 (the constant predictor's is 1.0)."""
+    losses = [v for h in history if h.get("test_loss") is not None and math.isfinite(v := float(h["test_loss"]))]
     if len(losses) < 4:
         return False, bool(losses) and min(losses) < 0.9
     half = len(losses) // 2
@@ -190,319 +298,88 @@ def plateau(history: list[dict[str, Any]], tolerance: float = 0.02) -> tuple[boo
 
 def trained_runs(results: StudyResults) -> list[TrainedRun]:
     out = []
-    for rec in results.records:
-        if not rec.sweep.startswith(f"volume/{TRAINED}/"):
-            continue
-        if rec.status not in ("ok", "diverged"):  # a crashed run is not a training outcome
-            continue
-        c, m = rec.config, rec.metrics or {}
-        agreement = m.get("function_agreement")  # absent when diverged: not learned
-        flat, left = plateau(m.get("history") or [])
-        out.append(TrainedRun(
-            function=str(c["task"]["function"]), n=int(c["task"]["n"]), seed=int(c.get("seed", 0)),
-            status=str(m.get("status", rec.status)), agreement=0.0 if agreement is None else float(agreement),
-            steps=int(m.get("steps") or 0), budget=int(c.get("train", {}).get("steps") or 0),
-            plateaued=flat, left_start=left,
-            model_k0=_f(m.get("model_K0")), target_k0=_f(m.get("target_K0")),
-        ))  # fmt: skip
+    for rec in results.records:  # a crashed run is not a training outcome; a diverged one is unlearned
+        if rec.sweep.startswith(f"volume/{TRAINED}/") and rec.status in ("ok", "diverged"):
+            c, m = rec.config, rec.metrics or {}
+            flat, left = plateau(m.get("history") or [])
+            out.append(TrainedRun(
+                function=str(c["task"]["function"]), n=int(c["task"]["n"]), seed=int(c.get("seed", 0)),
+                agreement=float(m.get("function_agreement") or 0.0), steps=int(m.get("steps") or 0),
+                budget=int(c.get("train", {}).get("steps") or 0), plateaued=flat, left_start=left,
+                model_k0=_value("float", m.get("model_K0")), target_k0=_value("float", m.get("target_K0"))))
     return out
 
 
-# -- random transformers against the same-balance control -------------------------------------------
-def _pick(results: StudyResults, choices: Choices, n: Any = None) -> list[Row]:
-    p = results.params
-    all_rows = rows(results, RANDOM)
-    choice_n = n if n is not None else choices.get("n", "all")
-    if choice_n == "largest" and all_rows:
-        choice_n = max(r.n for r in all_rows)  # the grid's largest N, whatever the filter keeps
-    return select(
-        all_rows, p, models=choices.get("models", "non-constant"), eps=choices.get("eps", 0.0),
-        margin=float(choices.get("margin", 0.0)), init=choices.get("init", "all"),
-        variant=choices.get("variant", "public"), n=choice_n,
-    )  # fmt: skip
-
-
-def _paired(
-    picked: list[Row],
-    model: Callable[[Row], float],
-    control: Callable[[Row], float],
-    x: bool = False,
-) -> list[Obs]:
-    """Each model beside its own same-balance control (the same unit in both groups)."""
-    return paired(
-        picked,
-        lambda r: r.unit,
-        {MODEL: model, CTRL: control},
-        (lambda r: float(r.n)) if x else None,
-    )
-
-
-def _describe(picked: list[Row], results: StudyResults, choices: Choices) -> str:
-    if not picked:
-        return ""
-    ns = sorted({r.n for r in picked})
-    units = len({r.unit for r in picked})
-    everyone = _pick(results, {**choices, "models": "all"})
-    constant = len({r.unit for r in everyone if r.constant})
-    acc = np.array([min(r.acceptance, 1 - r.acceptance) for r in picked])
-    return (
-        f"N ∈ {ns}; {units} models kept of {len({r.unit for r in everyone})} "
-        f"({constant} constant); median minority-class share {float(np.median(acc)):.3f}"
-    )
-
-
-def _missing(what: str) -> Evidence:
-    return Evidence(
-        missing=f"no {what} (no finished `volume/{RANDOM}` runs kept by this selection)"
-    )
-
-
-def skew_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    picked = _pick(results, choices)
-    if not picked:
-        return _missing("models")
-    obs = _paired(picked, lambda r: r.s_mean, lambda r: r.ctrl_s_mean)
-    zero = float(np.mean([r.profile[0] / max(sum(r.profile), 1) for r in picked]))
-    notes = f"{_describe(picked, results, choices)}; mean share of strings with s = 0: {zero:.3f}"
-    return Evidence(obs, notes=notes)
-
-
-def k0_positive_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    picked = _pick(results, choices)
-    if not picked:
-        return _missing("models")
-    obs = _paired(picked, lambda r: float(r.k0 > 0), lambda r: r.ctrl_k0_positive)
-    top = max(r.n for r in picked)
-    balanced = [rec.metrics for rec in results.of(CONTROL) if int(rec.metrics["n"]) == top]
-    if choices.get("null") == "uniform":  # the pre-engine null (1 − 1/e): independent functions
-        for m in balanced:
-            obs += [
-                Obs(f"f{i}", float(k > 0), None, "random functions") for i, k in enumerate(m["k0"])
-            ]
-    rate = ", ".join(f"{sum(k > 0 for k in m['k0'])}/{len(m['k0'])}" for m in balanced)
-    notes = _describe(picked, results, choices) + (
-        f"; uniformly random functions at N = {top}: K_0 > 0 in {rate} (1 − 1/e = 0.632)"
-        if rate
-        else ""
-    )
-    return Evidence(obs, notes=notes)
-
-
-def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    picked = _pick(results, choices)
-    if not picked:
-        return _missing("models")
-    obs = [Obs(r.unit, float(r.k0 == 0), None, MODEL) for r in picked]
-    ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked], (0.0, 1.0))
-    return Evidence(
-        obs,
-        notes=_describe(picked, results, choices),
-        details={"same_balance_k0_zero": ctrl.value},
-        control=f"same-balance random functions: mean P(K_0 = 0) {ctrl.fmt()}",
-    )
-
-
-def growth_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    p = results.params
-    if choices.get("weights", "fresh per N") == "fixed across N":
-        kept = select(rows(results, LENGTHS), p, models=choices.get("models", "non-constant"),
-                      eps=choices.get("eps", 0.0), init=choices.get("init", "all"))  # fmt: skip
-    else:
-        kept = _pick(results, choices, n="all")
-    if not kept:
-        return _missing("models")
-    obs = _paired(
-        kept, lambda r: math.log2(r.k0 + 1), lambda r: math.log2(r.ctrl_k0_mean + 1), x=True
-    )
-    return Evidence(obs, notes=_describe(kept, results, {**choices, "n": "all"}))
-
-
-def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    p = results.params
-    everything = select(rows(results, BOUND), p, models="all", eps=0.0,
-                        margin=float(choices.get("margin", 0.0)), init=choices.get("init", "all"))  # fmt: skip
-    if not everything:
-        return Evidence(missing=f"no finished `volume/{BOUND}` runs")
-    labels = sorted({(r.depth, r.width, r.n, r.bound_label) for r in everything})
-    count = {
-        k: sum(1 for lab in labels if lab[3] == k) for k in ("non-trivial", "vacuous", "impossible")
-    }
-    cells = (
-        ("non-trivial",)
-        if choices.get("cells", "non-trivial") == "non-trivial"
-        else ("non-trivial", "vacuous")
-    )
-    picked = select([r for r in everything if r.bound_label in cells], p,
-                    models=choices.get("models", "non-constant"), eps=0.0,
-                    margin=float(choices.get("margin", 0.0)))  # fmt: skip
-    summary = (
-        f"(L, D, N) cells: {count['non-trivial']} non-trivial, {count['vacuous']} vacuous (bound < 1), "
-        f"{count['impossible']} impossible (bound > 2^N)"
-    )
-    if not count["non-trivial"]:
-        return Evidence(vacuous=f"no cell has a bound between 1 and 2^N; {summary}")
-    if not picked:
-        return _missing("non-constant models in the judged cells")
-    obs = [Obs(r.unit, float(r.meets_bound), None, MODEL) for r in picked]
-    ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
-    notes = (
-        f"{summary}; judged: {len(picked)} models in {len({(r.depth, r.width, r.n) for r in picked})} "
-        "cells"
-    )
-    return Evidence(
-        obs,
-        notes=notes,
-        details={"cells": [list(c) for c in labels]},
-        control=f"same-balance random functions: mean P(K_0 ≥ bound) {ctrl.fmt()}",
-    )
-
-
-# -- fixed weights across N -------------------------------------------------------------------------
-def _unit_slopes(picked: list[Row], value: str, scaled: bool) -> stats.Estimate:
-    """Mean over models of the OLS slope of log(N·value) (or log value) against log N."""
-    by_unit: dict[str, list[tuple[float, float]]] = {}
-    for r in picked:
-        v = getattr(r, value)
-        if math.isfinite(v) and v > 0:
-            y = math.log(r.n * v) if scaled else math.log(v)
-            by_unit.setdefault(r.unit, []).append((math.log(r.n), y))
-    slopes = [stats.ols([a for a, _ in pts], [b for _, b in pts]).slope for pts in by_unit.values()]
-    return stats.mean_ci([s for s in slopes if math.isfinite(s)])
-
-
-def _length_obs(results: StudyResults, choices: Choices, value: str, scaled: bool) -> Evidence:
-    p = results.params
-    eps = choices.get("eps", 1e-5)
-    if (
-        choices.get("weights", "fixed across N") == "fresh per N"
-    ):  # the pre-engine data: eps > 0 pooled
-        source = [r for r in rows(results, RANDOM) if r.eps > 0 and r.margin == 0]
-        picked = select(source, p, models="all", eps="all", variant="drawn")
-    else:
-        picked = select(
-            rows(results, LENGTHS), p, models="all", eps=eps, init=choices.get("init", "all")
-        )
-    if not picked:
-        return Evidence(missing=f"no finished `volume/{LENGTHS}` runs")
-    obs = []
-    for r in picked:
-        v = getattr(r, value)
-        if math.isfinite(v) and v > 0:  # a table with no change at all has no logarithm
-            y = (
-                math.log(r.n * v)
-                if scaled and choices.get("statistic") != "log max"
-                else math.log(v)
-            )
-            obs.append(Obs(r.unit, y, math.log(r.n), MODEL))
-    zero = select(rows(results, LENGTHS), p, models="all", eps=0.0, init=choices.get("init", "all"))
-    control = _unit_slopes(zero, value, scaled)
-    what = f"log(N·{value})" if scaled else f"log {value}"
-    return Evidence(
-        obs,
-        notes=f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models",
-        details={"eps0_slope": control.value},
-        control=f"eps = 0 on the same weights (no Lipschitz guarantee): mean per-model slope of {what} "
-        f"{control.fmt()}",
-    )
-
-
-def one_bit_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    return _length_obs(results, choices, "max_flip", scaled=True)
-
-
-def lipschitz_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    return _length_obs(results, choices, "lipschitz_theta", scaled=False)
-
-
-# -- trained ------------------------------------------------------------------------------------------------
-def _pick_n(runs: list[TrainedRun], which: str) -> int | None:
-    ns = sorted({r.n for r in runs})
-    if not ns:
-        return None
-    return ns[-1] if which == "largest" else ns[len(ns) // 2]
-
-
 def _steps_to_learn(runs: list[TrainedRun], function: str, at: float) -> str:
-    parts = []
-    for n in sorted({r.n for r in runs if r.function == function}):
-        rs = [r for r in runs if r.function == function and r.n == n]
-        done = sorted(r.steps for r in rs if r.learned(at))
-        parts.append(f"N = {n}: {len(done)}/{len(rs)}" + (f" in {done} steps" if done else ""))
-    return "; ".join(parts)
+    done = {n: (sorted(r.steps for r in rs if r.learned(at)), len(rs))
+            for n, rs in group_by([r for r in runs if r.function == function], lambda r: r.n).items()}
+    return "; ".join(f"N = {n}: {len(s)}/{k}" + (f" in {s} steps" if s else "") for n, (s, k) in done.items())
 
 
-def _tight_budget(
-    runs: list[TrainedRun], judged: list[TrainedRun], function: str, at: float
-) -> str:
-    """Why failing here may be failing to start, or "": every unlearned run at the judged N stayed at
-    the constant predictor for its whole budget, while at a smaller N the same function needed more than
-    half the budget to be learned (so the budget cannot tell 'slower' from 'never')."""
+def _tight_budget(runs: list[TrainedRun], judged: list[TrainedRun], function: str, at: float) -> str:
+    """Why failing here may be failing to start, or "": every unlearned run at the judged N stayed at the constant
+    predictor, while a smaller N needed over half the budget (the budget cannot tell 'slower' from 'never')."""
     unlearned = [r for r in judged if not r.learned(at)]
     if not unlearned or any(r.left_start for r in unlearned):
         return ""
-    n = min(r.n for r in judged)
+    n, budget = min(r.n for r in judged), max(r.budget for r in judged)
     smaller = [r for r in runs if r.function == function and r.n < n and r.learned(at)]
-    budget = max(r.budget for r in judged)
     slowest = max((r.steps for r in smaller), default=0)
-    if not smaller or slowest * 2 <= budget:
+    if slowest * 2 <= budget:
         return ""
-    return (
-        f"all {len(unlearned)} unlearned runs at N = {n} stayed at the constant predictor (best test "
-        f"loss ≥ 0.9) for the whole {budget}-step budget, while at N = "
-        f"{max(r.n for r in smaller if r.steps == slowest)} it took up to {slowest} steps to learn: "
-        "the budget does not separate failing to learn from failing to start"
-    )
+    return (f"all {len(unlearned)} unlearned runs at N = {n} stayed at the constant predictor (best test loss ≥ 0.9) "
+            f"for the whole {budget}-step budget, while at N = {max(r.n for r in smaller if r.steps == slowest)} it took "
+            f"up to {slowest} steps to learn: the budget does not separate failing to learn from failing to start")
 
 
-def trained_evidence(
-    function: str, which: str, at_default: float
-) -> Callable[[StudyResults, Choices], Evidence]:
+def _units(mine: list[TrainedRun], where: str, at: float) -> list[Obs]:
+    """A run per seed at one N (a seed is one initialisation), per seed learned at every N (`every`), or every
+    (seed, N) run as its own unit (`all`, the v2 reading). The other functions' runs of the same seeds come
+    along as context groups (the panel's grey bars): the same initialisations, so no new units."""
+    if where == "every":
+        return [Obs(f"s{s}", float(all(r.learned(at) for r in rs)), None, f)
+                for (f, s), rs in group_by(mine, lambda r: (r.function, r.seed)).items()]
+    return [Obs(f"s{r.seed}/N{r.n}", float(r.learned(at)), None, r.function) for r in mine]
+
+
+def trained_evidence(function: str, which: str, at_default: float) -> Callable[[StudyResults, Choices], Evidence]:
     def evidence(results: StudyResults, choices: Choices) -> Evidence:
-        runs = trained_runs(results)
-        at = float(choices.get("learned_at", at_default))
+        label = TRAINED_FUNCTIONS[function]
+        if results.plan is not None and function not in results.params.trained_functions:
+            return Evidence(not_run=f"this plan does not train {label} (its deviations say why)")
+        runs, at, where = trained_runs(results), float(choices.get("learned_at", at_default)), choices.get("n", which)
         mine = [r for r in runs if r.function == function]
-        where = choices.get("n", which)
-        n = None if where == "all" else _pick_n(mine, where)
-        mine = [r for r in mine if n is None or r.n == n]
-        if not mine:
-            return Evidence(missing=f"no finished training runs of {TRAINED_FUNCTIONS[function]}")
-        others = []
-        for fn, label in TRAINED_FUNCTIONS.items():
-            same = [r for r in runs if r.function == fn and (n is None or r.n == n)]
-            if same and fn != function:
-                others.append(f"{label} {sum(r.learned(at) for r in same)}/{len(same)}")
-        control = f"N = {'all' if n is None else n}, same pipeline and budget: {', '.join(others)}"
-        baseline = [r for r in runs if r.function == "majority" and (n is None or r.n == n)]
-        if (
-            function != "majority"
-            and baseline
-            and sum(r.learned(0.95) for r in baseline) * 2 < len(baseline)
-        ):
-            return Evidence(pipeline=f"MAJORITY, through the same pipeline and budget, is learned by "
-                            f"only {sum(r.learned(0.95) for r in baseline)}/{len(baseline)} seeds",
-                            control=control)  # fmt: skip
-        open_runs = [r for r in mine if not r.learned(at) and not r.plateaued]
-        if function != "majority" and open_runs:
-            return Evidence(pipeline=f"{len(open_runs)} unlearned runs were still improving when the "
-                            "budget ran out: 'fails' would mean 'ran out of steps'", control=control)  # fmt: skip
+        ns = sorted({r.n for r in mine})
+        if not ns:
+            return Evidence(missing=f"no finished training runs of {label}")
+        n = {"largest": ns[-1], "smallest": ns[0], "middle": ns[len(ns) // 2]}.get(where)
+        mine = [r for r in mine if n in (None, r.n)]
+        others = [f"{TRAINED_FUNCTIONS[fn]} {sum(r.learned(at) for r in same)}/{len(same)}"
+                  for fn, same in group_by([r for r in runs if n in (None, r.n)], lambda r: r.function).items()
+                  if fn != function]
+        control = f"N = {'all' if n is None else n}, same pipeline and budget: {', '.join(others) or 'none'}"
+        baseline = [r for r in runs if r.function == "majority" and n in (None, r.n)]
+        if function != "majority" and baseline and sum(r.learned(0.95) for r in baseline) * 2 < len(baseline):
+            return Evidence(pipeline=f"MAJORITY, through the same pipeline and budget, is learned by only "
+                            f"{sum(r.learned(0.95) for r in baseline)}/{len(baseline)} seeds", control=control)
+        if function != "majority" and (still := [r for r in mine if not r.learned(at) and not r.plateaued]):
+            return Evidence(pipeline=f"{len(still)} unlearned runs were still improving when the budget ran "
+                            "out: 'fails' would mean 'ran out of steps'", control=control)
         tight = _tight_budget(runs, mine, function, at)
         if tight and choices.get("start_check", "budget vs smaller N") == "budget vs smaller N":
             return Evidence(pipeline=tight, control=control)
-        obs = [Obs(f"s{r.seed}/N{r.n}", float(r.learned(at)), None, function) for r in mine]
         stuck = sum(1 for r in mine if not r.left_start)
-        notes = (
-            f"N = {'all' if n is None else n}, learned = agreement ≥ {at:g} on all 2^N strings; "
-            f"steps used {sorted(r.steps for r in mine)}; {stuck} of {len(mine)} runs never left the "
-            f"constant predictor (best test loss ≥ 0.9); "
-            f"{TRAINED_FUNCTIONS[function]} learned by N: {_steps_to_learn(runs, function, at)}"
-        )
-        return Evidence(obs, notes=notes, control=control)
+        notes = (f"N = {where if n is None else n}, learned = agreement ≥ {at:g} on all 2^N strings; steps used "
+                 f"{sorted(r.steps for r in mine)}; {stuck} of {len(mine)} runs never left the constant predictor "
+                 f"(best test loss ≥ 0.9); {label} learned by N: {_steps_to_learn(runs, function, at)}")
+        seeds = {r.seed for r in mine}  # the same seeds at the judged N(s): context, not new units
+        context = [r for r in runs if r.function != function and r.seed in seeds and n in (None, r.n)]
+        return Evidence(_units(mine + context, where, at), notes=notes, control=control)
 
     return evidence
+# fmt: on
 
 
-__all__ = [
-    "CTRL", "LABELS", "MODEL", "Row", "TrainedRun", "bound_evidence", "growth_evidence", "k0_positive_evidence",
-    "lipschitz_evidence", "measure_zero_evidence", "one_bit_evidence", "plateau", "rows", "select",
-    "skew_evidence", "trained_evidence", "trained_runs",
-]  # fmt: skip
+__all__ = ["CELLS", "CTRL", "LABELS", "MODEL", "Row", "TrainedRun", "bound_evidence", "growth_evidence",
+           "k0_positive_evidence", "lipschitz_evidence", "measure_zero_evidence", "one_bit_evidence", "plateau",
+           "rows", "select", "skew_evidence", "trained_evidence", "trained_runs"]  # fmt: skip

@@ -1,68 +1,58 @@
-"""Study `volume`, sweeps. Sweep names (the prefix `volume/` added by the store):
-
-- `trained/s{seed}`: the shared `train` job on PARITY, 3-sparse parity, FIRST, MAJORITY (first, so
-  the long training runs start while the random profiles fill the other workers),
-- `random/L{L}D{D}/{variant}`: fresh random recognisers per N (`volume.random_profiles`),
-- `bound/L{L}D{D}`: Theorem 4.5 cells at eps = 0,
-- `lengths`: the same weights across N (`volume.length_profiles`),
-- `control`: uniformly random functions per N (`volume.random_functions`).
-"""
+"""Study `volume`, sweeps: `trained/s{seed}` (the shared `train` job, first so the long runs start early),
+`random/L{L}D{D}/{variant}` (fresh random recognisers per N), `bound/L{L}D{D}` (Theorem 4.5 cells at eps = 0),
+`lengths` (the same weights across N), `control` (uniformly random functions). A random sweep's seed names
+a batch of `models` models per cell: one more seed adds that many units."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from learnability.studies import Plan, Sweep
-from learnability.studies.volume.plan import (
-    DRAWN_SCHEMES,
-    INIT_SCHEMES,
-    TRAINED_FUNCTIONS,
-    VARIANTS,
-    VolumeParams,
-)
+from learnability.studies.volume.plan import DRAWN_SCHEMES, INIT_SCHEMES, VARIANTS, VolumeParams
 
 STUDY = "volume"
 RANDOM, BOUND, LENGTHS, CONTROL, TRAINED = "random", "bound", "lengths", "control", "trained"
 
 
-def _name(*parts: str) -> str:
-    return "/".join((STUDY, *parts))
+# fmt: off
+def random_names(p: VolumeParams, variant: str = "project") -> tuple[str, ...]:  # a claim's `replicate`
+    return tuple(f"{RANDOM}/L{depth}D{width}/{variant}" for depth, width in p.archs)
+
+
+def bound_names(p: VolumeParams) -> tuple[str, ...]:
+    return tuple(f"{BOUND}/L{depth}D{width}" for depth, width in p.bound_archs)
 
 
 def sweeps(plan: Plan[VolumeParams]) -> list[Sweep]:
     p = plan.params
+    common = {"heads": 2, "margins": list(p.margins), "control_draws": p.control_draws}
     out = trained_sweeps(p)
     for depth, width in p.archs:
         for variant, settings in VARIANTS.items():
-            # Xavier schemes already keep LayerNorm 1/0 and zero biases: the variant would repeat them
-            inits = INIT_SCHEMES if variant == "public" else DRAWN_SCHEMES
+            # Xavier schemes already keep LayerNorm 1/0 and zero biases: `drawn` would repeat them
+            inits = DRAWN_SCHEMES if variant == "drawn" else INIT_SCHEMES
+            models = p.models if variant == "project" else p.variant_models
             out.append(Sweep(
-                name=_name(RANDOM, f"L{depth}D{width}", variant), job="volume.random_profiles",
-                base={"depth": depth, "width": width, "heads": 2, "models": p.models,
-                      "eps": list(p.eps), "margins": list(p.margins),
-                      "control_draws": p.control_draws, **settings},
-                grid={"n": list(p.ns), "init": list(inits)}, seeds=[0],
-            ))  # fmt: skip
+                f"{STUDY}/{RANDOM}/L{depth}D{width}/{variant}", "volume.random_profiles",
+                {**common, "depth": depth, "width": width, "models": models, "eps": list(p.eps), **settings},
+                {"n": list(p.ns), "init": list(inits)}, seeds=[p.seed],
+            ))
     for depth, width in p.bound_archs:
         out.append(Sweep(
-            name=_name(BOUND, f"L{depth}D{width}"), job="volume.random_profiles",
-            base={"depth": depth, "width": width, "heads": 2, "models": p.bound_models, "eps": [0.0],
-                  "margins": list(p.margins), "control_draws": p.control_draws,
-                  **VARIANTS["public"]},
-            grid={"n": list(p.bound_ns), "init": list(INIT_SCHEMES)}, seeds=[1],
-        ))  # fmt: skip
+            f"{STUDY}/{BOUND}/L{depth}D{width}", "volume.random_profiles",
+            {**common, "depth": depth, "width": width, "models": p.bound_models, "eps": [0.0], **VARIANTS["project"]},
+            {"n": list(p.bound_ns), "init": list(INIT_SCHEMES)}, seeds=[p.seed + 1],
+        ))
     depth, width = p.length_arch
     out.append(Sweep(
-        name=_name(LENGTHS), job="volume.length_profiles",
-        base={"depth": depth, "width": width, "heads": 2, "models": p.length_models,
-              "ns": list(p.length_ns), "eps": list(p.length_eps), "directions": p.directions,
-              "control_draws": p.control_draws, **VARIANTS["public"]},
-        grid={"init": list(INIT_SCHEMES)}, seeds=[2],
-    ))  # fmt: skip
-    out.append(Sweep(
-        name=_name(CONTROL), job="volume.random_functions", base={"count": p.control_count},
-        grid={"n": sorted(set(p.ns) | set(p.bound_ns))}, seeds=[0],
-    ))  # fmt: skip
+        f"{STUDY}/{LENGTHS}", "volume.length_profiles",
+        {"heads": 2, "control_draws": p.control_draws, "depth": depth, "width": width, "models": p.length_models,
+         "ns": list(p.length_ns),
+         "eps": list(p.length_eps), "directions": p.directions, **VARIANTS["project"]},
+        {"init": list(INIT_SCHEMES)}, seeds=[p.seed + 2],
+    ))
+    out.append(Sweep(f"{STUDY}/{CONTROL}", "volume.random_functions", {"count": p.control_count},
+                     {"n": sorted(set(p.ns) | set(p.bound_ns))}, seeds=[0]))
     return out
 
 
@@ -70,14 +60,16 @@ def trained_sweeps(p: VolumeParams) -> list[Sweep]:
     model: dict[str, Any] = {
         "arch": "boolean_transformer", "readout": "eos", "ln": "post", "ln_eps": 1e-5,
         "embedding": "add", "positions": "learned", "max_len": max(p.trained_ns), **p.trained_model,
-    }  # fmt: skip
+    }
     # one sweep per seed so the init seed and the data seed move together
-    return [Sweep(_name(TRAINED, f"s{seed}"), "train", seeds=[seed],
+    return [Sweep(f"{STUDY}/{TRAINED}/s{seed}", "train", seeds=[seed],
                   base={"task": {"name": "boolean", "targets": "pm1", "mode": "online"}, "model": model,
                         "train": dict(p.trained_train), "measure": ["profile"], "keep_history": True,
                         "save_model": False, "data_seed": seed},
-                  grid={"task.function": list(TRAINED_FUNCTIONS), "task.n": list(p.trained_ns)})
-            for seed in p.trained_seeds]  # fmt: skip
+                  grid={"task.function": list(p.trained_functions), "task.n": list(p.trained_ns)})
+            for seed in p.trained_seeds]
 
+# fmt: on
 
-__all__ = ["BOUND", "CONTROL", "LENGTHS", "RANDOM", "TRAINED", "sweeps", "trained_sweeps"]
+__all__ = ["BOUND", "CONTROL", "LENGTHS", "RANDOM", "TRAINED", "bound_names", "random_names", "sweeps",
+           "trained_sweeps"]  # fmt: skip

@@ -1,0 +1,532 @@
+"""Crashes and hostile environments: Ctrl-C, a SIGKILL mid-write, a full disk, a read-only store, a
+store locked by a writer, a Ray address where nothing listens.
+
+Each ends the same way the bad-input corpus does: one line on stderr naming the real cause, an exit
+code that says what happened (130 for Ctrl-C, 1 for the machine's fault, 2 for the input's), and no
+damaged file. Where a real full disk or read-only mount is needed it is made in a private mount
+namespace (`unshare -rm`, no privileges needed where the kernel allows user namespaces); where the
+platform does not allow that, those tests skip with that reason and a simulated ENOSPC still runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import importlib
+import json
+import os
+import shlex
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from learnability import paths
+from learnability.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+CLI = [PY, "-c", "from learnability.cli import main; main()"]
+ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONUNBUFFERED="1")
+
+
+def run_cli(argv: list, capsys) -> tuple[int, str, str]:
+    capsys.readouterr()
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert "Traceback" not in err, err
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return lines[0]
+
+
+def _count_ok(db: Path) -> int:
+    try:
+        with contextlib.closing(sqlite3.connect(db, timeout=10)) as conn:
+            return conn.execute("SELECT COUNT(*) FROM runs WHERE status='ok'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def _sweep_file(tmp_path: Path, runs: int, sleep_s: float, markers: Path | None = None) -> Path:
+    marker = f", marker_dir: '{markers}'" if markers else ""
+    path = tmp_path / "slow.yaml"
+    path.write_text(
+        "name: crash/slow\njob: testing.probe\n"
+        f"base: {{mode: sleep, sleep_s: {sleep_s}{marker}}}\nseeds: {list(range(runs))}\n"
+    )
+    return path
+
+
+# -- Ctrl-C --------------------------------------------------------------------------------------
+@pytest.mark.timeout(240)
+def test_ctrl_c_mid_sweep_exits_130_with_one_line_and_resume_runs_nothing_twice(tmp_path: Path):
+    markers = tmp_path / "markers"
+    sweep = _sweep_file(tmp_path, 30, 0.3, markers)
+    results = tmp_path / "results"
+    cmd = [*CLI, "sweep", str(sweep), "--results", str(results), "--workers", "2"]
+    # its own process group, as a terminal's foreground job: Ctrl-C reaches driver and workers
+    driver = subprocess.Popen(
+        cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        deadline = time.time() + 150
+        while _count_ok(results / "learnability.db") < 2:
+            assert driver.poll() is None, driver.communicate()
+            assert time.time() < deadline, "the sweep made no progress"
+            time.sleep(0.05)
+        os.killpg(driver.pid, signal.SIGINT)
+        t0 = time.time()
+        _, err = driver.communicate(timeout=60)
+        waited = time.time() - t0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.returncode == 130, err
+    assert "interrupted" in one_error_line(err.decode())
+    assert waited < 20, f"took {waited:.1f} s to stop after Ctrl-C"
+    done = _count_ok(results / "learnability.db")
+    assert 2 <= done < 30
+    resumed = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    assert _count_ok(results / "learnability.db") == 30
+    executions = [m.name.split(".")[0] for m in markers.iterdir()]
+    # a run interrupted in flight may have completed in its worker without being stored: it is run
+    # again; a stored run never is
+    with contextlib.closing(sqlite3.connect(results / "learnability.db")) as conn:
+        ids = {r[0] for r in conn.execute("SELECT run_id FROM runs")}
+    assert set(executions) == ids
+
+
+def _interrupt(*_: object, **__: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _model(tmp_path: Path) -> Path:
+    from learnability.config import from_dict
+    from learnability.jobs.train import TrainJobConfig, save_model
+    from learnability.train import seeded_model
+
+    config = from_dict(TrainJobConfig, {"task": {"n": 4}, "model": {"d_model": 8, "d_ff": 8}})
+    return save_model(tmp_path / "model.pt", seeded_model(config.model, 0), config)
+
+
+def _store(tmp_path: Path) -> Path:
+    from learnability.sweep import Store, Sweep, run_sweep
+
+    with Store(tmp_path / "res") as store:
+        run_sweep(
+            Sweep("demo/p", "testing.probe", grid={"x": [1.0]}), store, workers=0, progress=False
+        )
+    return tmp_path / "res"
+
+
+# (command line, module attribute to make raise KeyboardInterrupt)
+_COMMANDS = [
+    (["fn", "profile", "parity", "-n", "3"], "learnability.cli.fn.profile"),
+    (["fn", "list"], "learnability.cli.fn.Table"),
+    (["train", "task.n=4", "--out", "{tmp}/run"], "learnability.cli.train.run_train"),
+    (["measure", "{model}"], "learnability.cli.train.run_measures"),
+    (["sweep", "{sweep}", "--results", "{tmp}/r", "--workers", "0"], "learnability.sweep.runner._drive"),
+    (["results", "--results", "{store}"], "learnability.cli.sweep.record_rows"),
+    (["report", "--results", "{store}", "--study", "volume"], "learnability.cli.sweep.open_existing"),
+    (["reproduce", "--study", "volume", "--results", "{tmp}/r"], "learnability.sweep.runner._drive"),
+    (["study", "run", "{study}", "--results", "{tmp}/r"], "learnability.sweep.runner._drive"),
+    (["plot", "demo/p", "--x", "x", "--y", "value", "--results", "{store}"], "learnability.frame.results"),
+    (["config", "show", "train"], "learnability.config.describe"),
+]  # fmt: skip
+
+
+@pytest.mark.timeout(60)  # a patch that misses would run the real command: fail, do not wait
+@pytest.mark.parametrize("argv, target", _COMMANDS, ids=[" ".join(c[0][:2]) for c in _COMMANDS])
+def test_ctrl_c_in_every_command_is_exit_130_and_one_line(
+    argv, target, tmp_path, monkeypatch, capsys
+):
+    values = {"tmp": str(tmp_path), "sweep": str(_sweep_file(tmp_path, 1, 0.0))}
+    if "{study}" in argv:
+        values["study"] = str(tmp_path / "mine.py")
+        (tmp_path / "mine.py").write_text(
+            "from learnability.studies import Plan, Study, Sweep\n"
+            "def sweeps(plan):\n    return [Sweep('mine/probe', 'testing.probe', grid={'x': [1.0]})]\n"
+            "STUDY = Study('mine', 't', 'p', 'n', {'quick': Plan('quick', None)}, sweeps, lambda p: [])\n"
+        )
+    if "{model}" in argv:
+        values["model"] = str(_model(tmp_path))
+    if "{store}" in argv:
+        values["store"] = str(_store(tmp_path))
+    module, _, name = target.rpartition(".")
+    monkeypatch.setattr(importlib.import_module(module), name, _interrupt)
+    code, _, err = run_cli([a.format(**values) for a in argv], capsys)
+    assert code == 130
+    assert "interrupted (Ctrl-C)" in one_error_line(err)
+
+
+def test_typer_exit_codes_reach_the_shell(monkeypatch, capsys):
+    # typer turns KeyboardInterrupt into Exit(130) and, under standalone_mode=False, returns the code
+    import learnability.cli as cli
+
+    monkeypatch.setattr(cli, "app", lambda **_: 130)
+    code, _, err = run_cli(["fn", "list"], capsys)
+    assert code == 130 and "interrupted" in one_error_line(err)
+    monkeypatch.setattr(cli, "app", lambda **_: 3)
+    assert run_cli(["fn", "list"], capsys)[0] == 3
+    monkeypatch.setattr(cli, "app", lambda **_: None)
+    assert run_cli(["fn", "list"], capsys)[0] == 0
+
+
+# -- atomic writes ---------------------------------------------------------------------------------
+_KILLED_WRITER = """
+import os, sys, time
+from pathlib import Path
+from learnability import paths
+from learnability.report.html import build_report
+from learnability.report.study_report import StudyReport
+
+out = Path(sys.argv[1])
+real = paths._write_all
+
+def slow(fd, data):  # half the page, then stall until the test kills this process
+    real(fd, data[: len(data) // 2])
+    (out / "stalled").write_text("x")
+    time.sleep(600)
+
+paths._write_all = slow
+build_report([StudyReport("s", "New study", "", "", "quick", [], notes=["new"])], out)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_report_sigkilled_mid_write_leaves_the_old_report_whole(tmp_path: Path):
+    from learnability.report.html import build_report
+    from learnability.report.study_report import StudyReport
+
+    out = tmp_path / "report"
+    note = "old report " + "x" * 200_000  # a page of some size, as a real one (MBs) is
+    build_report([StudyReport("s", "Old study", "", "", "quick", [], notes=[note])], out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    writer = subprocess.Popen([PY, "-c", _KILLED_WRITER, str(out)], env=ENV)
+    try:
+        deadline = time.time() + 90
+        while not (out / "stalled").exists():
+            assert writer.poll() is None, "the writer ended before it was killed"
+            assert time.time() < deadline
+            time.sleep(0.02)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            writer.kill()
+    for name, data in before.items():
+        assert (out / name).read_bytes() == data, f"{name} changed"
+    assert "old report" in (out / "report.html").read_text()
+    # what the killed writer left is its own temporary file (a dot file), never a truncated output
+    left = sorted(p.name for p in out.iterdir() if p.name not in before and p.name != "stalled")
+    assert all(n.startswith(".report.html.") and n.endswith(".tmp") for n in left), left
+
+
+def test_a_failed_atomic_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch):
+    target = tmp_path / "out.txt"
+    paths.atomic_write_text(target, "old")
+
+    def full(fd: int, data: bytes) -> None:
+        os.write(fd, data[:3])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(paths, "_write_all", full)
+    with pytest.raises(OSError) as info:
+        paths.atomic_write_text(target, "new and longer")
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(target)
+    assert target.read_text() == "old" and sorted(tmp_path.iterdir()) == [target]
+
+
+# -- a full disk -------------------------------------------------------------------------------------
+def test_report_on_a_full_disk_is_one_line_and_leaves_no_truncated_file(
+    tmp_path, monkeypatch, capsys
+):
+    # simulated: every write fails half-way with ENOSPC (the real disk test is below)
+    store = _store(tmp_path)
+    out = tmp_path / "report"
+    from learnability.report.html import build_report
+    from learnability.report.study_report import StudyReport
+
+    build_report([StudyReport("s", "Old", "", "", "quick", [], notes=["old"])], out)
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+
+    def full(fd: int, data: bytes) -> None:
+        os.write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    import learnability.cli.sweep as cli_sweep
+
+    paths.claim_output_dir(out, cli_sweep.REPORT_FILES)  # a report learnability wrote
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    monkeypatch.setattr(paths, "_write_all", full)
+
+    monkeypatch.setattr(
+        cli_sweep, "analyse_study", lambda s, *a, **k: StudyReport(s.name, "t", "", "", "quick", [])
+    )
+    monkeypatch.setattr(cli_sweep, "available_studies", lambda: ["demo"])
+    monkeypatch.setattr(cli_sweep, "get_study", lambda name: type("S", (), {"name": name})())
+    code, _, err = run_cli(["report", "--results", store, "--out", out], capsys)
+    line = one_error_line(err)
+    assert code == 1 and "no space left" in line and "report.html" in line
+    after = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert after == before  # old files whole, nothing truncated, no temporary left
+
+
+def _unshare_ok() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return "needs Linux mount namespaces"
+    try:
+        done = subprocess.run(
+            ["unshare", "-rm", "sh", "-c", "mount -t tmpfs -o size=64k tmpfs /mnt 2>/dev/null || mount -t tmpfs -o size=64k tmpfs /tmp"],
+            capture_output=True, timeout=30,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"unshare is not available here ({exc})"
+    if done.returncode:
+        return "this platform does not allow a private tmpfs mount (unshare -rm): " + (
+            done.stderr.decode().strip()[:100] or f"exit {done.returncode}"
+        )
+    return None
+
+
+UNSHARE = _unshare_ok()
+needs_unshare = pytest.mark.skipif(UNSHARE is not None, reason=str(UNSHARE))
+
+
+def _in_namespace(script: str, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script], env=ENV, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+def _cli_line(argv: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in [*CLI, *argv])
+
+
+# One process runs several commands in the namespace (an interpreter start with torch costs seconds).
+# Each command's exit code goes to stdout and its stderr is closed by a separator line.
+_RUN_ALL = """
+import json, sys
+from learnability.cli import main
+import learnability.cli.sweep as cli_sweep
+from learnability.report.study_report import StudyReport
+
+# a study whose analysis is a large page: report writes without a real study's runs
+NOTE = "x"
+cli_sweep.available_studies = lambda: ["demo"]
+cli_sweep.get_study = lambda name: type("S", (), {"name": name})()
+cli_sweep.analyse_study = lambda s, *a, **k: StudyReport(s.name, "t", "", "", "quick", [],
+                                                          notes=[NOTE * 100_000])
+for step in json.loads(sys.argv[1]):
+    if step[0] == "fill":  # use up the disk
+        try:
+            with open(step[1], "wb") as f:
+                while True:
+                    f.write(bytes(1 << 16))
+        except OSError:
+            pass
+        continue
+    if step[0] == "note":
+        NOTE = step[1]
+        continue
+    try:
+        main(step)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    print(f"@@rc={code}", flush=True)
+    print("@@", file=sys.stderr, flush=True)
+"""
+
+
+def _run_all(
+    steps: list[list[str]], mount: str, after: str = ""
+) -> tuple[list[int], list[str], str]:
+    run = f"{shlex.quote(PY)} -c {shlex.quote(_RUN_ALL)} {shlex.quote(json.dumps(steps))}"
+    done = _in_namespace(f"{mount} && {run}; {after or 'true'}")
+    codes = [int(x.split()[0]) for x in done.stdout.split("@@rc=")[1:]]
+    errs = done.stderr.split("@@\n")[:-1]
+    assert len(codes) == len(errs) == sum(s[0] not in ("fill", "note") for s in steps), (
+        done.stdout[-2000:],
+        done.stderr[-2000:],
+    )
+    return codes, errs, done.stdout
+
+
+# run in the namespace after the commands, while its disk is still mounted
+_CHECK_DISK = """
+import sys
+from pathlib import Path
+disk = Path(sys.argv[1])
+print("FILES", " ".join(sorted(p.name for p in disk.rglob("*"))))
+print("REPORT", "old" if "old " in (disk / "rep" / "report.html").read_text() else "new")
+"""
+
+
+@needs_unshare
+@pytest.mark.timeout(300)
+def test_a_real_full_disk_train_sweep_and_report_stop_with_one_line(tmp_path: Path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    d = shlex.quote(str(disk))
+    store = _store(tmp_path)
+    model = ["model.d_model=256", "model.d_ff=1024", "model.n_layers=2", "model.n_heads=4"]
+    report = ["report", "--results", str(store), "--out", f"{disk}/rep"]
+    steps = [
+        ["note", "old "], report,  # a report written while there is room
+        # train: the 3 MB disk holds the config and the log, not the model's 5 MB
+        ["train", "task.n=4", "train.steps=2", *model, "--out", f"{disk}/run", "--quiet"],
+        ["fill", f"{disk}/fill"],  # now no room at all
+        ["note", "new "], report,
+        ["sweep", str(_sweep_file(tmp_path, 2, 0.0)), "--results", f"{disk}/res", "--workers", "0"],
+    ]  # fmt: skip
+    check = f"{shlex.quote(PY)} -c {shlex.quote(_CHECK_DISK)} {d}"
+    codes, errs, out = _run_all(steps, f"mount -t tmpfs -o size=3m tmpfs {d}", check)
+    assert codes == [0, 1, 1, 1], errs
+    train, rep, sweep = (one_error_line(e) for e in errs[1:])
+    assert "no space left" in train and "model.pt" in train
+    assert "no space left" in rep and "report" in rep
+    assert "no space left" in sweep and "cannot be used" not in sweep  # the disk, not the store
+    files = out.split("FILES", 1)[1].splitlines()[0].split()
+    assert "REPORT old" in out  # the new report could not be written: the old one is whole
+    assert not [f for f in files if f.endswith(".tmp")], files  # no temporary left behind
+    assert "model.pt" not in files and "result.json" not in files  # no partial outputs
+    assert {"report.html", "claims.json", "claims.md", "config.yaml"} <= set(files)
+
+
+@needs_unshare
+@pytest.mark.timeout(200)
+def test_results_and_report_read_a_store_on_a_read_only_disk(tmp_path: Path):
+    store = _store(tmp_path)
+    ro = shlex.quote(str(store))
+    steps = [
+        ["results", "--results", str(store), "--format", "json"],
+        ["report", "--results", str(store), "--out", str(tmp_path / "rep")],
+    ]
+    mount = f"mount --bind {ro} {ro} && mount -o remount,bind,ro {ro} && ! touch {ro}/x 2>/dev/null"
+    codes, errs, out = _run_all(steps, mount)
+    assert codes == [0, 0], errs
+    rows = json.loads(out.split("@@rc=")[0])
+    assert [r["status"] for r in rows] == ["ok"]
+    assert (tmp_path / "rep" / "report.html").is_file()  # analysed from the read-only store
+
+
+def test_results_neither_writes_nor_waits_for_a_writer(tmp_path: Path, capsys):
+    store = _store(tmp_path)
+    db = store / "learnability.db"
+    files = sorted(p.name for p in store.iterdir())
+    writer = sqlite3.connect(db, isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another driver holding the write lock
+        writer.execute("UPDATE runs SET seconds = 99")
+        t0 = time.perf_counter()
+        code, out, err = run_cli(["results", "--results", store, "--format", "json"], capsys)
+        waited = time.perf_counter() - t0
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert code == 0, err
+    assert waited < 5, f"waited {waited:.1f} s behind the writer"
+    rows = json.loads(out)
+    assert len(rows) == 1 and rows[0]["seconds"] != 99  # the committed state, not the open write
+    assert sorted(p.name for p in store.iterdir()) == files  # no -wal / -shm left by the reader
+
+
+def test_the_reader_connection_refuses_writes(tmp_path: Path):
+    from learnability.sweep.store import open_existing
+
+    with open_existing(_store(tmp_path)) as store:
+        assert len(store.records()) == 1
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            store._conn.execute("DELETE FROM runs")
+        with pytest.raises(RuntimeError, match="read-only"):
+            store.add_members([])
+
+
+# -- Ray ---------------------------------------------------------------------------------------------
+def test_an_unreachable_ray_address_fails_in_seconds_before_anything_is_written(
+    tmp_path: Path, capsys
+):
+    pytest.importorskip("ray")
+    with socket.socket() as s:  # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sweep = _sweep_file(tmp_path, 1, 0.0)
+    results = tmp_path / "results"
+    for argv in (
+        ["sweep", sweep, "--backend", "ray", "--address", f"127.0.0.1:{port}", "--results", results],
+        ["reproduce", "--study", "volume", "--backend", "ray", "--address", f"127.0.0.1:{port}",
+         "--results", results],
+    ):  # fmt: skip
+        t0 = time.perf_counter()
+        code, _, err = run_cli(argv, capsys)
+        assert time.perf_counter() - t0 < 10
+        line = one_error_line(err)
+        assert code == 2 and f"127.0.0.1:{port}" in line and "no Ray cluster answers" in line
+        assert not results.exists()  # no store, no report
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reaper reads /proc (Linux)")
+def test_a_sigkilled_drivers_own_ray_dies_with_it(tmp_path: Path):
+    # Ray's dashboard and runtime-env agents alone would live on for about a minute
+    psutil = pytest.importorskip("psutil")
+    pytest.importorskip("ray")
+    results = tmp_path / "results"
+    sweep = _sweep_file(tmp_path, 40, 0.3)
+    cmd = [
+        *CLI,
+        "sweep",
+        str(sweep),
+        "--backend",
+        "ray",
+        "--workers",
+        "1",
+        "--results",
+        str(results),
+    ]
+    driver = subprocess.Popen(
+        cmd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    tree: list = []
+    try:
+        deadline = time.time() + 180
+        while _count_ok(results / "learnability.db") < 1:
+            assert driver.poll() is None and time.time() < deadline, "the Ray sweep did not start"
+            time.sleep(0.1)
+        tree = psutil.Process(driver.pid).children(recursive=True)
+        names = {p.name() for p in tree}
+        assert {"raylet", "gcs_server"} <= names and any("Agent" in n for n in names), names
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+        killed = time.time()
+
+        def alive() -> list:
+            return [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+
+        while alive() and time.time() < killed + 10:
+            time.sleep(0.2)
+        left = [(p.pid, p.name()) for p in alive()]
+        assert not left, f"still alive 10 s after the driver died: {left}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driver.pid, signal.SIGKILL)
+        for p in tree:
+            with contextlib.suppress(Exception):
+                p.kill()
