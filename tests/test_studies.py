@@ -36,8 +36,8 @@ FROZEN = {
     "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
     "sparse_xor/quick": (430, "dbb31cf997e3eae0b4bab67ffe42aea39966a8dbf4e850c57c9b25e3d5a44054"),
     "sparse_xor/paper": (2384, "964806ef2b3d7b2405e66498485fbfcf493bb586255a12eeda7a79b69f24295e"),
-    "random/quick": (50, "f298bfd20768bc416a5b450714397c628988bfca140c052c22c2774ee1ff841c"),
-    "random/paper": (707, "641e84b3bbf4382c405bb6bad4310726aceefc428740735198680f60b8ecfcb4"),
+    "random/quick": (64, "9c009355c948e51c9a9ce6f73b146130751ce9c6d5b0f9ff9c737b6a655fdbf2"),
+    "random/paper": (705, "8aba2a865df816070e1d57c4545e67938eb3982d663beb2f6086f689154a8c60"),
 }
 LAYOUT = {"__init__", "plan", "sweeps", "evidence", "claims", "exhibits"}
 
