@@ -8,15 +8,26 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from learnability import stats
 from learnability.studies import Evidence, Obs, StudyResults, common, observe
 from learnability.studies.common import mean
-from learnability.studies.common import spread as fmt
 from learnability.studies.random_transformers.plan import ABLATIONS, PARTIAL, RandomParams
 
 # fmt: off
 Choices = Mapping[str, Any]
 EvidenceFn = Callable[[StudyResults, Choices], Evidence]
 PAPER_BITS = 2.88  # bits per parameter of the paper's fully trained model
+
+
+def est(values: Any) -> stats.Estimate:
+    """Mean and 95% t interval of the finite values, cut to [0, 1] when they all lie there (accuracies and
+    fractions): the interval a claim card prints for the same quantity, in notes and table cells alike."""
+    xs = [v for v in values if v is not None and math.isfinite(v)]
+    return stats.mean_ci(xs, (0.0, 1.0) if all(0.0 <= v <= 1.0 for v in xs) else None)
+
+
+def fmt(values: Any, digits: int = 3) -> str:
+    return est(values).fmt(digits)
 
 
 def metric(record: Any, key: str) -> float | None:
@@ -125,11 +136,9 @@ def solves(p: RandomParams, task: str) -> EvidenceFn:
         if task == "decimal_add":
             digits = [r.metrics.get("digit_acc") or [] for r in wide]
             details["digit_acc"] = [mean(d[i] for d in digits if i < len(d)) for i in range(max(map(len, digits)))]
-            notes.append("random per-digit accuracy (least significant first, chance 0.1): "
-                         + ", ".join(f"{v:.3f}" for v in details["digit_acc"])
-                         + f"; whole-sum exact match {fmt(metric(r, 'exact_match') for r in wide)}; published scoring "
-                         f"{fmt(metric(r, 'acc_published') for r in wide)} (blind {fmt(metric(r, 'blind_published') for r in wide)}), "
-                         f"full scoring {fmt(metric(r, 'acc_full') for r in wide)} (blind {fmt(metric(r, 'blind_full') for r in wide)})")
+            notes.append(f"whole-sum exact match {fmt(metric(r, 'exact_match') for r in wide)}; full scoring "
+                         f"{fmt(metric(r, 'acc_full') for r in wide)} (blind {fmt(metric(r, 'blind_full') for r in wide)}); "
+                         "per digit and both scorings: the decimal table")
         if task != "mod_add":
             notes.append(f"fresh-draw accuracy {fmt(metric(r, 'fresh_acc') for r in wide)}; training draws redrawn "
                          f"because they fall in the test set: {details['rejection_rate']:.1%}")
@@ -236,18 +245,12 @@ def memorisation(results: StudyResults, choices: Choices) -> Evidence:
 
     notes = (f"bits per trainable parameter, Fano lower bound: {both('bits_per_param_fano')}; hits × log2 M "
              f"(published): {both('bits_per_param_raw')}; hits above chance × log2 M (rule v2): {both('bits_per_param')}; "
-             f"hits: {both('hits', 0)} of {mean(metric(r, 'items') for r in rnd):.0f}; predictors that store (almost) "
+             f"hits: {both('hits', 4)} of {mean(metric(r, 'items') for r in rnd):.0f}; predictors that store (almost) "
              f"nothing: input-blind {mean(metric(r, 'blind_hits') for r in rnd):.0f} hits, per key (≤ "
-             f"{mean(metric(r, 'per_key_max_bits') for r in rnd):.0f} bits) {fmt((metric(r, 'per_key_hits') for r in rnd), 0)} "
-             f"hits = {fmt((metric(r, 'per_key_fano_bits') for r in rnd), 0)} Fano bits; Fano bits {both('bits_fano', 0)}; "
+             f"{mean(metric(r, 'per_key_max_bits') for r in rnd):.0f} bits) {fmt((metric(r, 'per_key_hits') for r in rnd), 4)} "
+             f"hits = {fmt((metric(r, 'per_key_fano_bits') for r in rnd), 4)} Fano bits; Fano bits {both('bits_fano', 4)}; "
              f"the most a perfect fully trained model could store: {cap:.2f} bits per parameter")
     return Evidence(obs, notes=notes, details={"cap_bits_per_param": cap})
-
-
-def _matched(full: list[Any], budget: float, ratio: float) -> int | None:
-    """The widest fully trained width with at most budget / ratio trainable parameters."""
-    sizes = {width(r): metric(r, "n_trainable") or math.inf for r in full}
-    return max((w for w, n in sizes.items() if n * ratio <= budget), default=None)
 
 
 def language(p: RandomParams) -> EvidenceFn:
@@ -259,7 +262,8 @@ def language(p: RandomParams) -> EvidenceFn:
             return Evidence(missing="no finished language-modelling runs of both conditions")
         budget = mean(metric(r, "n_trainable") for r in rnd)
         ratio = float(str(choices.get("matched", "4x")).rstrip("x"))
-        w = _matched(full, budget, ratio)
+        # the widest fully trained width with at most budget / ratio trainable parameters
+        w = max((width(r) for r in full if (metric(r, "n_trainable") or math.inf) * ratio <= budget), default=None)
         if w is None:
             return Evidence(missing=f"no fully trained width has {ratio:g}× fewer trainable parameters than the random model")
         obs = observe(rnd, lambda r: metric(r, "test_loss"), unit=seed, group="random")

@@ -1,8 +1,6 @@
-"""Study `random`, exhibits, in report order: each task's accuracy against width with its chance lines (the
-figure of its `solves-*` claim), the accuracy table with every baseline's gate, needle accuracy by m, decimal
-scorings, the ablation table, memorisation, language modelling, the subspace probe with its nulls, attention
-maps and embeddings (notes, tables and figures as `panels` data). Every random-model number stands beside the
-fully trained baseline of the same task and its chance line."""
+"""Study `random`, exhibits, in report order: each task's accuracy against width with its chance lines and
+gate, needle by m, decimal scorings, ablation, memorisation, language, subspace, circuits, attention and
+embeddings; every figure names the claims it shows."""
 
 from __future__ import annotations
 
@@ -11,6 +9,7 @@ from typing import Any
 
 from learnability.studies import Figure, Matrix, Panel, Plan, Series, StudyResults, Table, mean_series  # isort: skip  # fmt: skip
 from learnability.studies.random_transformers import evidence as R
+from learnability.studies.random_transformers.claims import SLUGS
 from learnability.studies.random_transformers.plan import ABLATIONS, LABELS, RandomParams, sizes
 
 # fmt: off
@@ -19,8 +18,9 @@ FRESH = {"metric": "fresh"}
 Item = Figure | Table
 
 
-def series_of(points: list[tuple[Any, float | None]], label: str, kind: Any = "line") -> Series:
-    return mean_series([(x, y) for x, y in points if y is not None], label, kind=kind)
+def series_of(points: list[tuple[Any, float | None]], label: str, kind: Any = "line", bounds: Any = (0.0, 1.0)) -> Series:
+    """Mean and t interval per x; accuracies by default, so the interval stops at 0 and 1 (never a rate's)."""
+    return mean_series([(x, y) for x, y in points if y is not None], label, kind=kind, bounds=bounds)
 
 
 # -- the algorithmic tasks ---------------------------------------------------------------------------------
@@ -37,8 +37,8 @@ def accuracy(results: StudyResults, p: RandomParams) -> list[Item]:
             verdict = "" if label == "random" else f"solves it (≥ {p.gate:g})" if R.gate(
                 results, p, task, TEST, label)[0] is None else "unsolved: below the gate, not evidence"
             for w, these in R.common.group_by(group, R.width).items():
-                rows.append([LABELS[task], f"{label} {w}", R.fmt(R.accuracy(r, task, TEST) for r in these),
-                             R.fmt(R.accuracy(r, task, FRESH) for r in these), f"{chance:.3f}", verdict])
+                rows.append([LABELS[task], f"{label} {w}", R.est(R.accuracy(r, task, TEST) for r in these),
+                             R.est(R.accuracy(r, task, FRESH) for r in these), f"{chance:.3f}", verdict])
         series = [series_of([(R.width(r), R.accuracy(r, task, TEST)) for r in acc], "random (embedding-only)"),
                   Series("random, each restart", [R.width(r) for r in acc], [R.accuracy(r, task, TEST) or math.nan for r in acc], kind="points"),
                   series_of([(R.width(r), R.accuracy(r, task, TEST)) for r in full], "fully trained", "points"),
@@ -50,10 +50,10 @@ def accuracy(results: StudyResults, p: RandomParams) -> list[Item]:
                           "the chance line the rule compares against and the band edge 0.9.",
                           [Panel(LABELS[task], "width d_model", "test accuracy", series=[s for s in series if s.x],
                                  hlines=[*hlines, (0.9, "band edge: accuracy 0.9")], logx=True, xticks=widths,
-                                 ylim=(-0.03, 1.03))]))
+                                 ylim=(-0.03, 1.03))], claims=(SLUGS[task], "width-matters")))
     table = Table("Test accuracy by condition, beside the chance line and each baseline's gate",
                   ["task", "model, width", "test (held out)", "fresh draws", "chance", "baseline gate"], rows,
-                  "Mean [min–max] over restarts. Test: the task's held-out rows; fresh: the training distribution. "
+                  "Mean [95% interval] over restarts (the interval the claim cards print). Test: the task's held-out rows; fresh: the training distribution. "
                   "Chance: the best input-blind predictor under the claim's scoring (for needle copying a random value "
                   "in context, which is higher). Decimal accuracy is the published scoring (first answer digit "
                   "unscored). A fully trained or LSTM baseline below the gate is a recipe that did not solve the task "
@@ -70,12 +70,13 @@ def needle_by_m(results: StudyResults, p: RandomParams) -> list[Item]:
         pts = [(int(m), a) for r in runs if R.condition(r) == cond and R.width(r) == w
                for m, a in (r.metrics.get("acc_by_m") or {}).items()]
         if pts:
-            series.append(mean_series(pts, f"{cond} width {w}"))
+            series.append(series_of(pts, f"{cond} width {w}"))
     ms = sorted({x for s in series for x in s.x})
-    series.append(Series("chance 1/m (copy a random value)", ms, [1 / m for m in ms], kind="dashed"))
+    series.append(Series("copy baseline E[1/m] (copy a random value in context)", ms, [1 / m for m in ms], kind="dashed"))
     return [Figure("needle_by_m", "Needle accuracy by the number of pairs m against 1/m, the accuracy of copying a "
                    "random value in context.", [Panel("Needle: accuracy by pairs", "pairs m", "test accuracy",
-                                                      series=series, xticks=[float(m) for m in ms], ylim=(0, 1.03))])]
+                                                      series=series, xticks=[float(m) for m in ms], ylim=(0, 1.03))],
+                   claims=("solves-needle",))]
 
 
 def decimal(results: StudyResults, p: RandomParams) -> list[Item]:
@@ -84,9 +85,9 @@ def decimal(results: StudyResults, p: RandomParams) -> list[Item]:
         for w, these in R.common.group_by(R.runs(results, sweep), R.width).items():
             digits = [r.metrics.get("digit_acc") or [] for r in these]
             per = [R.mean(d[i] for d in digits if i < len(d)) for i in range(max(map(len, digits), default=0))]
-            rows.append([f"{R.condition(these[0])} {w}", *(R.fmt(R.metric(r, k) for r in these) for k in
+            rows.append([f"{R.condition(these[0])} {w}", *(R.est(R.metric(r, k) for r in these) for k in
                          ("acc_published", "blind_published", "acc_full", "blind_full")), ", ".join(f"{v:.3f}" for v in per),
-                         R.fmt(R.metric(r, "exact_match") for r in these)])
+                         R.est(R.metric(r, "exact_match") for r in these)])
     if not rows:
         return []
     return [Table("Decimal addition: published and full scoring beside the best input-blind predictor, per digit, exact match",
@@ -98,9 +99,9 @@ def decimal(results: StudyResults, p: RandomParams) -> list[Item]:
 
 
 def ablation(results: StudyResults, p: RandomParams) -> list[Item]:
-    rows = [[LABELS[task], *(R.fmt(R.accuracy(r, task, TEST) for r in R.runs(results, f"ablation-{task}") if R.condition(r) == v)
+    rows = [[LABELS[task], *(R.est(R.accuracy(r, task, TEST) for r in R.runs(results, f"ablation-{task}") if R.condition(r) == v)
                              for v in ABLATIONS),
-             R.fmt(R.accuracy(r, task, TEST) for r in R.runs(results, f"acc-{task}", "random", p.tasks[task].wide))]
+             R.est(R.accuracy(r, task, TEST) for r in R.runs(results, f"acc-{task}", "random", p.tasks[task].wide))]
             for task in p.ablation_tasks]
     return [Table("Which embedding matrices train (test accuracy)", ["task", *ABLATIONS, "all three"], rows)] if rows else []
 
@@ -136,7 +137,8 @@ def pictures(results: StudyResults, p: RandomParams) -> list[Item]:
 def memorisation(results: StudyResults, p: RandomParams) -> list[Item]:
     keys = ("n_trainable", "test_acc", "hits", "bits_per_param_fano", "bits_per_param_raw", "bits_per_param",
             "per_key_hits", "cap_bits_per_param")
-    rows = [[cond, p.memorise.width, *(R.fmt(R.metric(r, k) for r in these) for k in keys)] for cond in ("random", "full")
+    rows = [[cond, p.memorise.width, f"{R.mean(R.metric(r, 'n_trainable') for r in these):,.0f}",
+             *(R.est(R.metric(r, k) for r in these) for k in keys[1:])] for cond in ("random", "full")
             if (these := [r for r in R.runs(results, "memorise") if R.condition(r) == cond])]
     if not rows:
         return []
@@ -156,7 +158,7 @@ def language(results: StudyResults, p: RandomParams) -> list[Item]:
     unigram = R.mean(R.metric(r, "unigram_ce") for _, rs in groups for r in rs)
     for label, rs in groups:
         for w, these in R.common.group_by(rs, R.width).items():
-            rows.append([label, w, *(R.fmt(R.metric(r, k) for r in these) for k in ("n_trainable", "test_loss", "train_ce", "epochs"))])
+            rows.append([label, w, *(R.est(R.metric(r, k) for r in these) for k in ("n_trainable", "test_loss", "train_ce", "epochs"))])
         if rs:
             series.append(series_of([(R.metric(r, "n_trainable"), R.metric(r, "test_loss")) for r in rs], label))
     if not rows:
@@ -169,7 +171,8 @@ def language(results: StudyResults, p: RandomParams) -> list[Item]:
         Figure("lm_ce_vs_params", "Validation cross-entropy against trainable parameters, random vs fully trained, "
                "with the unigram line.", [Panel("Language modelling (KJV)", "trainable parameters",
                                                 "validation CE (nats/token)", series=series, logx=True,
-                                                hlines=[(unigram, "unigram")] if math.isfinite(unigram) else [])]),
+                                                hlines=[(unigram, "unigram")] if math.isfinite(unigram) else [])],
+               claims=("language",)),
     ]
     return out + [Table("Greedy samples", ["model", "prompt", "continuation"], samples, "32 tokens, greedy.")] * bool(samples)
 
@@ -181,26 +184,38 @@ def subspace(results: StudyResults, p: RandomParams) -> list[Item]:
         for r in R.runs(results, f"acc-{task}", "random", t.wide) + R.runs(results, f"full-{task}"):
             for e in r.metrics.get("subspace") or []:
                 i = min(range(len(e["k"])), key=lambda j: abs(e["k"][j] - 10))
-                cond = f"{R.condition(r)} {R.width(r)}"
+                cond = "random" if R.condition(r) == "random" else "fully trained"
                 for name, key in ((f"{cond}: PCs", "pca"), (f"{cond}: neurons", "neurons"), (f"{cond} at init: PCs", "init_pca"),
                                   (f"{cond} at init: neurons", "init_neurons"), (f"{cond}: isotropic null of its shape", "null_pca")):
                     series.setdefault(name, []).append((e["layer"], e[key][i]))
         if series:
             panels.append(Panel(LABELS[task], "layer (0 = embedding output, excluded from the claim)", "variance fraction, top 10",
-                                series=[mean_series(v, k) for k, v in series.items()], ylim=(0, 1.02),
+                                series=[series_of(v, k) for k, v in series.items()], ylim=(0, 1.02),
                                 xticks=sorted({float(x) for v in series.values() for x, _ in v})))
-            rows += [[LABELS[task], k, ", ".join(f"{y:.3f}" for y in mean_series(v).y)] for k, v in series.items()]
+            rows += [[LABELS[task], k, ", ".join(f"{y:.3f}" for y in series_of(v, k).y)] for k, v in series.items()]
     if not panels:
         return []
     return [Figure("subspace", "Top-10 principal components vs top-10 neurons per layer, with the same model at "
-                   "initialisation and an isotropic sample of the same shape (the finite-sample null).", panels, ncols=2),
+                   "initialisation and an isotropic sample of the same shape (the finite-sample null); random models at each task's "
+                   "widest width.", panels, ncols=2, claims=("subspace",)),
             Table("Subspace probe (top-10 variance fractions by layer)", ["task", "series", "by layer"], rows)]
+
+
+def circuit(results: StudyResults, p: RandomParams) -> list[Item]:
+    runs = R.runs(results, "circuit")
+    series = [series_of([(int(r.config["task"]["target_width"]), R.relative_kl(r)) for r in runs if R.condition(r) == c],
+                        f"{c} student", bounds=None) for c in ("random", "full")]
+    return [Figure("circuit_kl", "Circuit imitation: KL relative to the mean-distribution guess against the target's "
+                   "width (mean and 95% interval over seeds); 1 = learned nothing.",
+                   [Panel("Circuit imitation", "target width", "KL / KL of mean guess", series=series, logx=True,
+                          xticks=[float(w) for w in p.circuit.targets], hlines=[(1.0, "no better than the mean guess")])],
+                   claims=("circuit",))] if runs else []
 
 
 def exhibits(results: StudyResults, plan: Plan[RandomParams]) -> list[Figure | Table | str]:
     p = plan.params
     out: list[Figure | Table | str] = [f"{plan.scale.capitalize()} scale: {sizes(p)}."]
-    for part in (accuracy, needle_by_m, decimal, ablation, memorisation, language, subspace, pictures):
+    for part in (accuracy, needle_by_m, decimal, ablation, memorisation, language, subspace, circuit, pictures):
         out += part(results, p)
     return out
 # fmt: on

@@ -1,16 +1,8 @@
-"""Study `random`, plan: what each scale runs — one typed `RandomParams` per scale (`quick`, `paper`), and
-per claim what each scale changes relative to the published protocol.
-
-Every condition has its own training recipe (`Recipe`: lr, steps, batch, warmup): an lr tuned for
-embedding-only training breaks fully trained baselines (the pre-engine study trained them at lr 1e-2 for 300
-steps: 0.41 on modular addition at width 256), and the published code itself gave the LSTM 5e-3 against the
-transformers' 1e-3. Optimiser everywhere: AdamW, grad-norm clip 1.0, linear warmup then cosine decay.
-
-The quick plan is designed by the power analysis (docs/studies/random.md, *Design*): four restarts (seeds 1–4)
-per condition where a claim reads them, and only the conditions whose claims the quick scale can decide —
-needle is run at the cheapest width that shows its copy-line failure (its claim is about width 1024), and
-language modelling, the LSTMs and the ablation are left to the paper plan.
-"""
+"""Study `random`, plan: one typed `RandomParams` per scale (`quick`, `paper`) and, per claim, what each scale
+changes relative to the published protocol. Every condition has its own `Recipe` (an lr tuned for embedding-only
+training breaks fully trained baselines; the published code gave its LSTMs 5e-3 against the transformers' 1e-3).
+The quick plan is designed by the power analysis (docs/studies/random.md, *Design*): four restarts per condition a
+claim reads; language modelling, the LSTMs and the ablation are left to the paper plan."""
 
 from __future__ import annotations
 
@@ -264,13 +256,10 @@ def paper_gpu_hours(prefix: str) -> float:
     """GPU-hours of the paper plan's sweeps whose short name starts with `prefix` (regimes name this cost)."""
     from learnability.studies.random_transformers.sweeps import sweeps
 
-    specs = [
-        r
-        for s in sweeps(Plan("paper", PAPER_PARAMS))
-        if s.name.startswith(f"random/{prefix}")
-        for r in s.expand()
-    ]
-    return gpu_hours(specs)
+    plan = Plan("paper", PAPER_PARAMS)
+    return gpu_hours(
+        [r for s in sweeps(plan) if s.name.startswith(f"random/{prefix}") for r in s.expand()]
+    )
 
 
 def _paper_cost() -> str:

@@ -9,8 +9,6 @@
 | `random/memorise` | random and fully trained, published token format | memorisation |
 | `random/lm-random`, `lm-full` | KJV language modelling (when the plan has it) | language |
 | `random/circuit` | target width × {random, full} student | circuit |
-
-The slowest sweeps come first, so the two workers of a quick run finish together.
 """
 
 from __future__ import annotations
@@ -23,9 +21,7 @@ from learnability.studies.random_transformers.plan import ABLATIONS, RandomParam
 JOB = "random.run"
 
 
-def _gpt(
-    p: RandomParams, width: int, layers: int | None = None, heads: int | None = None, **extra: Any
-) -> dict[str, Any]:
+def _gpt(p: RandomParams, width: int, layers: int | None = None, heads: int | None = None, **extra: Any) -> dict[str, Any]:  # fmt: skip
     return {"arch": "gpt", "d_model": width, "n_layers": layers or p.n_layers, "n_heads": heads or p.n_heads,
             "unembedding_bias": False, **extra}  # fmt: skip
 
@@ -37,10 +33,7 @@ def sweeps(plan: Plan[RandomParams]) -> list[Sweep]:
     out: list[Sweep] = []
     for name, t in p.tasks.items():
         task = dict(t.config)
-        probes = [
-            "subspace",
-            *{"needle": ["attention"], "mod_add": ["embedding_pcs"]}.get(name, []),
-        ]
+        probes = ["subspace", *{"needle": ["attention"], "mod_add": ["embedding_pcs"]}.get(name, [])]  # fmt: skip
         out += [
             Sweep(f"random/acc-{name}", JOB, seeds=seeds, grid={"model.d_model": sorted(t.random_widths, reverse=True)},
                   base={"task": task, "model": _gpt(p, t.wide), "probes": probes,
