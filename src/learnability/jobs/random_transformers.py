@@ -171,7 +171,7 @@ def task_diagnostics(
     name = config.task.name
     test = task.test_set()
     out: dict[str, Any] = {}
-    fresh = None
+    fresh: Batch | None = None
     if (
         name == "mod_add"
     ):  # a fixed split: its "training distribution" is every pair, train and test
@@ -189,6 +189,7 @@ def task_diagnostics(
         out["fresh_majority_rate"] = diag.majority_rate(fresh)
     if name in ("needle", "decimal_add", "parens"):
         pred = predictions(model, test, device)
+        assert fresh is not None  # streamed tasks drew it above
         if name == "needle":
             out.update(diag.needle_by_m(pred, test))
             out["fresh_copy_baseline"] = diag.needle_by_m(fresh_pred, fresh)["copy_baseline"]

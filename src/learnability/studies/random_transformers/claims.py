@@ -39,7 +39,8 @@ def _solve_rule(accuracy: Band, over_chance: Band, labels: dict[str, str], versi
 
 def _solves(plan: Plan[RandomParams], task: str) -> Claim:
     t, paper = plan.params.tasks[task], PAPER_PARAMS.tasks[task]
-    labels = {"random": f"random width {t.wide}", "chance": "chance line"}
+    labels = {"random": f"random width {t.wide}", "chance": "copy baseline E[1/m]" if task == "needle" else
+              "chance line (best input-blind predictor)"}
     scoring = (Choice("scoring", "published", ("full",), "the published metric never scores the first answer "
                       "digit; the full metric scores every digit and the stop"),) if task == "decimal_add" else ()
     size = task_size(paper.config)

@@ -179,8 +179,8 @@ def ablation(p: RandomParams) -> EvidenceFn:
                     variants.setdefault(seed(r), {})[condition(r)] = acc
             for s, accs in variants.items():
                 best = max((accs[v] for v in partial if v in accs), default=None)
-                if best is not None and three.get(s) is not None:
-                    obs += [Obs(f"{task}:{s}", three[s], group="all three"), Obs(f"{task}:{s}", best, group="best partial")]
+                if best is not None and (all3 := three.get(s)) is not None:
+                    obs += [Obs(f"{task}:{s}", all3, group="all three"), Obs(f"{task}:{s}", best, group="best partial")]
             notes.append(f"{task}: " + ", ".join(f"{v} {mean(a.get(v) for a in variants.values()):.3f}" for v in ABLATIONS)
                          + f", all three {mean(three.values()):.3f}")
         if not obs:
@@ -196,7 +196,8 @@ def subspace(p: RandomParams) -> EvidenceFn:
         tasks = gated(results, p, choices, choices.get("tasks", "solved") == "solved")
         if not tasks:
             return Evidence(missing="no task solved by the widest random models beside a working baseline")
-        obs, rows_seen, ratios = [], set(), {"trained": [], "init": [], "null": []}
+        ratios: dict[str, list[float]] = {g: [] for g in ("trained", "init", "null")}
+        obs, rows_seen = [], set()
         for task in tasks:
             for r in runs(results, f"acc-{task}", "random", p.tasks[task].wide):
                 layers = [e for e in r.metrics.get("subspace") or [] if e["layer"] >= 1]

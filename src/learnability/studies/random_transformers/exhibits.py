@@ -5,6 +5,7 @@ embeddings; every figure names the claims it shows."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from learnability.studies import Figure, Matrix, Panel, Plan, Series, StudyResults, Table, mean_series  # isort: skip  # fmt: skip
@@ -13,12 +14,11 @@ from learnability.studies.random_transformers.claims import SLUGS
 from learnability.studies.random_transformers.plan import ABLATIONS, LABELS, RandomParams, sizes
 
 # fmt: off
-TEST = {"metric": "test"}
-FRESH = {"metric": "fresh"}
+TEST, FRESH = {"metric": "test"}, {"metric": "fresh"}  # the two readings of `evidence.accuracy`
 Item = Figure | Table
 
 
-def series_of(points: list[tuple[Any, float | None]], label: str, kind: Any = "line", bounds: Any = (0.0, 1.0)) -> Series:
+def series_of(points: Iterable[tuple[Any, float | None]], label: str, kind: Any = "line", bounds: Any = (0.0, 1.0)) -> Series:
     """Mean and t interval per x; accuracies by default, so the interval stops at 0 and 1 (never a rate's)."""
     return mean_series([(x, y) for x, y in points if y is not None], label, kind=kind, bounds=bounds)
 
@@ -125,9 +125,9 @@ def pictures(results: StudyResults, p: RandomParams) -> list[Item]:
         out.append(Figure("needle_attention", "Needle attention of one test sequence (head mean); the last row is "
                           "the query, which must attend to the value after its marker.", panels, ncols=2))
     emb = [r for r in R.runs(results, "acc-mod_add") + R.runs(results, "full-mod_add") if r.metrics.get("embedding_pcs")]
-    panels = [Panel(f"{R.condition(b)} {R.width(b)}", "PC 1", "PC 2", series=[Series(
-        "token embeddings", *zip(*[(c[0], c[1]) for c in b.metrics["embedding_pcs"]["coords"]]), kind="points")])
-        for b in filter(None, (_best(emb, c) for c in ("random", "full")))]
+    panels = [Panel(f"{R.condition(b)} {R.width(b)}", "PC 1", "PC 2", series=[Series("token embeddings", [c[0] for c in xy],
+                                                                              [c[1] for c in xy], kind="points")])
+              for b in filter(None, (_best(emb, c) for c in ("random", "full"))) if (xy := b.metrics["embedding_pcs"]["coords"])]
     if panels:
         out.append(Figure("modadd_embedding_pcs", "Modular addition: token embeddings on their top two PCs.", panels))
     return out
