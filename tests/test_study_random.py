@@ -45,7 +45,9 @@ TINY = RandomParams(
         "decimal_add": _task(
             {"name": "decimal_add", "digits": 2, "test_size": 30, "split": "hash"}
         ),
-        "parens": _task({"name": "parens", "max_pairs": 4, "test_size": 20, "split": "hash"}, (16,)),
+        "parens": _task(
+            {"name": "parens", "max_pairs": 4, "test_size": 20, "split": "hash"}, (16,)
+        ),
     },
     seeds=(0, 1),
     memorise=MemorisePlan(
@@ -171,7 +173,11 @@ def test_paper_plan_is_the_published_protocol():
     assert all(r.config.task.offset_y for r in mem)
     lm = paper["random/lm-full"].expand()[0].config
     assert (lm.train.lr, lm.train.weight_decay, lm.model.dropout) == (6e-4, 0.1, 0.1)
-    assert (lm.model.n_layers, lm.model.n_heads, lm.train.steps) == (4, 8, 600)  # published; 5 epochs
+    assert (lm.model.n_layers, lm.model.n_heads, lm.train.steps) == (
+        4,
+        8,
+        600,
+    )  # published; 5 epochs
     ablation = {tuple(r.config.train.freeze) for r in paper["random/ablation-parens"].expand()}
     assert ("token_embedding.*", "position_embedding.*") in ablation and len(ablation) == len(
         ABLATIONS
@@ -190,7 +196,9 @@ def test_quick_plan_meets_the_issue():
         assert claim.regime is not None, slug
         for short in claim.replicate:
             assert len(quick[short].seeds) >= 4, (slug, short)
-    assert not claims["solves-needle"].regime.inside and "1024" in claims["solves-needle"].regime.needs
+    assert (
+        not claims["solves-needle"].regime.inside and "1024" in claims["solves-needle"].regime.needs
+    )
     assert "GPU-hours" in claims["solves-needle"].regime.needs
     # per-condition recipes: the fully trained baselines do not reuse the embedding-only lr
     assert any(t.random.lr != t.full.lr for t in q.tasks.values())
@@ -198,7 +206,9 @@ def test_quick_plan_meets_the_issue():
     n, w = q.memorise.config["n_keys"], q.memorise.width
     full_params = 2 * (2 * n) * w + 2 * w + q.n_layers * (12 * w * w + 13 * w)
     assert n * n * math.log2(q.memorise.config["n_values"]) / full_params > 2.88
-    assert q.language is None and "lm-random" not in quick  # not run at this scale: the claim says so
+    assert (
+        q.language is None and "lm-random" not in quick
+    )  # not run at this scale: the claim says so
     assert sum(len(s.expand()) for s in quick.values()) < 80
     assert all(s.expand()[0].config.task.split == "hash" for k, s in quick.items()
                if k.endswith(("parens", "decimal_add", "needle")))  # fmt: skip
@@ -299,25 +309,47 @@ def test_fano_bits_closed_forms_and_a_lower_bound():
 def _decimal_records(acc: float, blind: float):
     metrics = {"acc_published": acc, "acc_full": acc, "blind_published": blind, "blind_full": blind}
     records = [_record("acc-decimal_add", acc, 16, "embeddings", s, **metrics) for s in range(4)]
-    return records + [_record("full-decimal_add", 1.0, 8, "full", s, acc_published=1.0) for s in (0, 1)]
+    return records + [
+        _record("full-decimal_add", 1.0, 8, "full", s, acc_published=1.0) for s in (0, 1)
+    ]
 
 
 def test_decimal_is_judged_against_the_input_blind_predictor(tmp_path):
-    plan = Plan("tiny", dataclasses.replace(TINY, tasks={"decimal_add": TINY.tasks["decimal_add"]}, ablation_tasks=()))
+    plan = Plan(
+        "tiny",
+        dataclasses.replace(
+            TINY, tasks={"decimal_add": TINY.tasks["decimal_add"]}, ablation_tasks=()
+        ),
+    )
     records = _decimal_records(0.93, 0.8)
-    claim = next(c for c in analyse_records(rt.STUDY, records, plan, tmp_path).claims if c.id.endswith("decimal"))
+    claim = next(
+        c
+        for c in analyse_records(rt.STUDY, records, plan, tmp_path).claims
+        if c.id.endswith("decimal")
+    )
     # 0.93 is 0.13 above the blind line 0.8 (the band wants > 0.2): inconclusive; rule v2 read 0.1 per digit
     assert claim.verdict == "inconclusive" and "0.8" in claim.control["value"]
     assert {h["version"]: h["verdict"] for h in claim.history}[2] == "reproduced"
 
 
 def test_an_out_of_regime_negative_is_inconclusive_scale(tmp_path):
-    plan = Plan("tiny", dataclasses.replace(TINY, tasks={"needle": TINY.tasks["needle"]}, ablation_tasks=()))
+    plan = Plan(
+        "tiny", dataclasses.replace(TINY, tasks={"needle": TINY.tasks["needle"]}, ablation_tasks=())
+    )
     metrics = {"copy_baseline": 0.75, "blind_acc": 0.01}
-    records = [_record("acc-needle", 0.75 + 0.001 * s, 16, "embeddings", s, **metrics) for s in range(4)]
+    records = [
+        _record("acc-needle", 0.75 + 0.001 * s, 16, "embeddings", s, **metrics) for s in range(4)
+    ]
     records += [_record("full-needle", 1.0, 8, "full", s) for s in (0, 1)]
-    claim = next(c for c in analyse_records(rt.STUDY, records, plan, tmp_path).claims if c.id.endswith("needle"))
-    assert (claim.verdict, claim.qualifier) == ("inconclusive", "scale")  # at the copy line, but width 16
+    claim = next(
+        c
+        for c in analyse_records(rt.STUDY, records, plan, tmp_path).claims
+        if c.id.endswith("needle")
+    )
+    assert (claim.verdict, claim.qualifier) == (
+        "inconclusive",
+        "scale",
+    )  # at the copy line, but width 16
     assert claim.regime["inside"] is False and "1024" in claim.regime["needs"]
     assert "0.75" in claim.control["value"]  # the copy line, above the input-blind 0.01
 
@@ -325,8 +357,25 @@ def test_an_out_of_regime_negative_is_inconclusive_scale(tmp_path):
 def test_rule_revisions_keep_the_old_versions():
     claims = {c.slug: c for c in rt.STUDY.claims(rt.STUDY.plan("quick"))}
     sub = claims["subspace"]
-    assert len(sub.rule.parts) == 2 and len(sub.history[0].rule.parts) == 3  # v3 drops the PC/neuron ratio
+    assert (
+        len(sub.rule.parts) == 2 and len(sub.history[0].rule.parts) == 3
+    )  # v3 drops the PC/neuron ratio
     mem = claims["memorisation"]
-    assert mem.defaults()["bits"] == "fano" and mem.history[0].choices == {"bits": "chance-corrected"}
+    assert mem.defaults()["bits"] == "fano" and mem.history[0].choices == {
+        "bits": "chance-corrected"
+    }
     assert claims["ablation"].evidence(None, {}).not_run  # not run at the quick scale
     assert claims["language"].evidence(None, {}).not_run
+
+
+def test_notes_print_the_interval_the_cards_print():
+    from learnability import stats
+    from learnability.studies.random_transformers.evidence import est, fmt
+
+    # accuracies: the t interval cut to [0, 1], exactly the rules' mean_ci(values, (0, 1))
+    accs = [0.9, 1.0, 1.0, 1.0]
+    assert est(accs) == stats.mean_ci(accs, (0.0, 1.0)) and est(accs).hi == 1.0
+    assert fmt(accs) == stats.mean_ci(accs, (0.0, 1.0)).fmt(3)
+    # anything not in [0, 1] (bits, hits, cross-entropies) keeps the uncut interval; None and nan are skipped
+    e = est([2.0, 4.0, None, float("nan")])
+    assert (e.value, e.n) == (3.0, 2) and e.lo < 0.0 < 6.0 < e.hi
