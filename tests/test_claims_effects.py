@@ -122,3 +122,60 @@ def test_not_run_is_its_own_verdict_and_short_circuits_carry_a_qualifier():
         result = evaluate(_claim(lambda r, c, ev=ev: ev), None, "d", "quick")
         assert result.verdict == "inconclusive" and result.qualifier == qualifier
         assert result.as_json()["qualifier"] == qualifier
+
+
+def _records(sweep: str, values: list[float]):
+    from learnability.sweep.store import RunRecord
+
+    return [
+        RunRecord(
+            f"{sweep}-{i}", f"demo/{sweep}", "train", {}, "ok", {"y": v}, None, 1.0, "demo", i
+        )
+        for i, v in enumerate(values)
+    ]
+
+
+def _runs_claim():
+    # the alternative reads a second sweep (a second width): other runs, here with equal values
+    def evidence(results, choices):
+        sweep = "w64" if choices["filter"] == "strict" else "w32"
+        return Evidence([Obs(r.seed, r.metrics["y"], group="a") for r in results.of(sweep)])
+
+    return _claim(evidence)
+
+
+def test_an_alternative_on_other_runs_with_equal_values_is_a_replication_not_a_no_op():
+    from learnability.studies.base import StudyResults
+
+    results = StudyResults(_records("w32", GOOD) + _records("w64", GOOD), "quick", "demo")
+    result = evaluate(_runs_claim(), results, "demo", "quick")
+    assert [r["effect"] for r in result.robustness] == ["changed"]
+    assert result.robust is True
+    assert result.robustness_summary == {"effective": 1, "agree": 1, "no_op": 0, "not_evaluated": 0}
+
+
+def test_reading_the_same_runs_with_equal_values_stays_a_no_op():
+    from learnability.studies.base import StudyResults
+
+    def evidence(results, choices):  # a filter that drops nothing: the same runs, the same rows
+        return Evidence([Obs(r.seed, r.metrics["y"], group="a") for r in results.of("w32")])
+
+    results = StudyResults(_records("w32", GOOD), "quick", "demo")
+    result = evaluate(_claim(evidence), results, "demo", "quick")
+    assert [r["effect"] for r in result.robustness] == ["no-op"] and result.robust is None
+
+
+def test_reading_tracks_the_runs_handed_out_and_all_records_as_unknown():
+    from learnability.studies.base import StudyResults
+
+    results = StudyResults(_records("w32", [1.0, 2.0]) + _records("w64", [3.0]), "quick", "demo")
+    with results.reading() as seen:
+        results.of("w32")
+    assert seen == {"w32-0", "w32-1"}
+    with results.reading() as seen:
+        assert len(results.records) == 3
+    assert seen == {"*"}
+    results.of("w64")  # outside a block nothing is collected (and nothing leaks into the next)
+    with results.reading() as seen:
+        pass
+    assert seen == set()

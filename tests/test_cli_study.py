@@ -10,20 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from learnability.cli import main
+from cli_run import run_cli
 
 GUIDE = Path(__file__).resolve().parents[1] / "docs" / "STUDIES.md"
-
-
-def run_cli(argv: list, capsys) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def guide_example() -> str:

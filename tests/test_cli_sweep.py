@@ -12,24 +12,13 @@ from pathlib import Path
 import pytest
 
 import learnability.studies as studies
+from cli_run import run_cli
 from learnability.claims import Choice, Claim, Evidence, Rate, Units, above, no_control, observe
-from learnability.cli import main
 from learnability.report.panels import Figure, Panel, mean_series
 from learnability.studies.base import Plan, Study
 from learnability.sweep import Sweep
 
 GOOD = "name: cli/demo\njob: testing.probe\nbase: {size: 4}\ngrid:\n  x: [1.0, 2.0]\n  mode: [ok, raise]\nseeds: [0, 1]\n"
-
-
-def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(

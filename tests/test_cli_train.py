@@ -12,22 +12,11 @@ import pytest
 import torch
 import yaml
 
-from learnability.cli import main
+from cli_run import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 # README lines not run here, and why: they need a Ray cluster, a GPU, or minutes on two cores
 NOT_RUN = ("--backend ray", "--device cuda", "reproduce", "report", "sweep ", "results ")
-
-
-def _cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _readme_commands() -> list[str]:
@@ -46,7 +35,7 @@ def test_readme_examples_run_as_written(tmp_path, capsys, monkeypatch):
     run = [c for c in commands if not any(k in c for k in NOT_RUN)]
     assert len(commands) >= 10 and len(run) >= 4
     for command in run:
-        code, _, err = _cli(shlex.split(command)[1:], capsys)
+        code, _, err = run_cli(shlex.split(command)[1:], capsys)
         assert code == 0, f"{command}: {err}"
     train = next(c for c in run if c.startswith("learnability train"))
     out_dir = Path(shlex.split(train)[shlex.split(train).index("--out") + 1])
@@ -78,9 +67,9 @@ def test_train_fixes_the_thread_count_it_records(tmp_path, capsys, monkeypatch):
     before = torch.get_num_threads()
     torch.set_num_threads(2)  # whatever the process had, a run uses its config's count
     try:
-        assert _cli([*args, "--out", tmp_path / "a"], capsys)[0] == 0
-        assert _cli([*args, "--out", tmp_path / "b"], capsys)[0] == 0
-        assert _cli([*args, "threads=2", "--out", tmp_path / "c"], capsys)[0] == 0
+        assert run_cli([*args, "--out", tmp_path / "a"], capsys)[0] == 0
+        assert run_cli([*args, "--out", tmp_path / "b"], capsys)[0] == 0
+        assert run_cli([*args, "threads=2", "--out", tmp_path / "c"], capsys)[0] == 0
         assert torch.get_num_threads() == 2  # restored afterwards
     finally:
         torch.set_num_threads(before)
@@ -110,7 +99,7 @@ def test_help_lists_what_can_be_named(capsys, command, lister):
 
     module, name = lister.split(":")
     names = getattr(importlib.import_module(module), name)()
-    code, out, _ = _cli([command, "--help"], capsys)
+    code, out, _ = run_cli([command, "--help"], capsys)
     text = " ".join(out.split())
     assert code == 0 and names
     for item in names:

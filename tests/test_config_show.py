@@ -8,7 +8,7 @@ import typing
 
 import pytest
 
-from learnability.cli import main
+from cli_run import run_cli
 from learnability.config import describe
 from learnability.sweep.jobs import get_job, known_jobs
 
@@ -63,29 +63,19 @@ def test_ranges_are_what_the_checks_refuse():
     assert keys[("", "train.optimizer")] == ""  # a Literal: the type lists the choices
 
 
-def _cli(argv, capsys):
-    capsys.readouterr()
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    return (code, *capsys.readouterr())
-
-
 def test_config_show_prints_every_key(capsys):
-    code, out, _ = _cli(["config", "show", "train", "--json"], capsys)
+    code, out, _ = run_cli(["config", "show", "train", "--json"], capsys)
     rows = json.loads(out)
     assert code == 0 and {r["key"] for r in rows} == _paths(get_job("train").config_cls)
-    code, out, _ = _cli(["config", "show", "train", "--key", "train"], capsys)
+    code, out, _ = run_cli(["config", "show", "train", "--key", "train"], capsys)
     assert code == 0 and "train.lr" in out and "task.n" not in out
     assert "float = 0.0003  (a finite number ≥ 0)  # learning rate" in out
-    code, out, _ = _cli(["config", "show"], capsys)
+    code, out, _ = run_cli(["config", "show"], capsys)
     assert code == 0 and all(job in out for job in known_jobs())
 
 
 def test_config_show_errors(capsys):
-    code, _, err = _cli(["config", "show", "trian"], capsys)
+    code, _, err = run_cli(["config", "show", "trian"], capsys)
     assert code == 2 and "did you mean 'train'" in err
-    code, _, err = _cli(["config", "show", "train", "--key", "modle"], capsys)
+    code, _, err = run_cli(["config", "show", "train", "--key", "modle"], capsys)
     assert code == 2 and "names no key of train" in err

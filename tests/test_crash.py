@@ -26,24 +26,13 @@ from pathlib import Path
 
 import pytest
 
+from cli_run import run_cli
 from learnability import paths
-from learnability.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 CLI = [PY, "-c", "from learnability.cli import main; main()"]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONUNBUFFERED="1")
-
-
-def run_cli(argv: list, capsys) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def one_error_line(err: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from learnability.cli import main
+from cli_run import run_cli
 from learnability.config import config_hash, from_dict, yaml_values
 from learnability.errors import UserError
 from learnability.jobs.train import TrainJobConfig, save_model
@@ -26,17 +26,6 @@ TINY = {
     "train": {"steps": 2, "batch_size": 8, "eval_every": 1},
     "save_model": False,
 }
-
-
-def run_cli(argv: list, capsys) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _rows(results: Path) -> list[tuple[str, str]]:

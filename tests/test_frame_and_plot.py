@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import learnability
-from learnability.cli import main
+from cli_run import run_cli
 from learnability.errors import UserError
 from learnability.frame import column, rate, rates, sweep_figure
 from learnability.stats import mean_ci, wilson
@@ -175,30 +175,19 @@ def test_categorical_x_and_runs_differing_off_the_plot(store):
         sweep_figure(learnability.results(sweep="demo/lrs", results=store), "n", "value")
 
 
-def _cli(argv, capsys):
-    capsys.readouterr()
-    try:
-        main([str(a) for a in argv])
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_plot_writes_png_and_pdf(store, tmp_path, capsys):
     png, pdf = tmp_path / "v.png", tmp_path / "v.pdf"
-    code, out, _ = _cli(
+    code, out, _ = run_cli(
         ["plot", "demo/frame", "--x", "n", "--y", "value", "--hue", "kind", "--logy",
          "--results", store, "--out", png], capsys,
     )  # fmt: skip
     assert code == 0 and png.read_bytes()[:4] == b"\x89PNG" and "12 runs, 3 units" in out
-    code, _, _ = _cli(
+    code, _, _ = run_cli(
         ["plot", "demo/frame", "--x", "config.n", "--y", "metrics.value", "--by", "seed",
          "--where", "kind=b", "--results", store, "--out", pdf], capsys,
     )  # fmt: skip
     assert code == 0 and pdf.read_bytes()[:4] == b"%PDF"
-    code, out, _ = _cli(
+    code, out, _ = run_cli(
         ["plot", "demo/frame", "--x", "n", "--y", "value", "--hue", "kind", "--results", store],
         capsys,
     )
@@ -218,16 +207,16 @@ def test_plot_writes_png_and_pdf(store, tmp_path, capsys):
     ],
 )
 def test_plot_errors_are_one_line(store, capsys, args, message):
-    code, _, err = _cli(["plot", "demo/frame", *args, "--results", store], capsys)
+    code, _, err = run_cli(["plot", "demo/frame", *args, "--results", store], capsys)
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
 def test_plot_of_an_empty_or_unknown_sweep(store, capsys):
-    code, _, err = _cli(
+    code, _, err = run_cli(
         ["plot", "demo/broken", "--x", "n", "--y", "value", "--results", store], capsys
     )
     assert code == 2 and "has no ok runs (1 failed)" in err
-    code, _, err = _cli(
+    code, _, err = run_cli(
         ["plot", "demo/nope", "--x", "n", "--y", "value", "--results", store], capsys
     )
     assert code == 2 and "no sweep 'demo/nope'" in err

@@ -58,6 +58,8 @@ def test_run_train_metrics(trained):
     assert m["function_agreement"] == 1.0
     assert m["model_counts"] == [12.0, 0.0, 0.0, 20.0, 0.0, 0.0]
     assert m["model_as"] == pytest.approx(m["target_as"]) and m["target_K0"] == 12
+    # its balance is MAJORITY's: half of the 32 strings (odd n, no ties) accepted
+    assert m["model_accept"] == 16
     for key in (
         "blowup_paper",
         "blowup_published",

@@ -118,3 +118,32 @@ def test_shipped_sweep_files_are_valid():
         except UserError:
             continue  # the job's module is not written yet
         assert sweep.expand(), path
+
+
+def test_seed_also_gives_each_unit_its_own_data_seed(tmp_path: Path):
+    base = {"task": {"name": "boolean", "function": "parity", "n": 4}, "save_model": False}
+    sweep = Sweep("s/u", "train", base=base, grid={"train.freeze": ["full", "embeddings"]},
+                  seeds=[3, 5], seed_also=["data_seed"])  # fmt: skip
+    runs = sweep.expand()
+    # every run's data seed is its unit's seed; the grid is crossed with the units as before
+    assert sorted((r.seed, r.config.seed, r.config.data_seed) for r in runs) == [
+        (3, 3, 3), (3, 3, 3), (5, 5, 5), (5, 5, 5)
+    ]  # fmt: skip
+    # without seed_also the data seed stays the base's (the ids of sweeps without it are unchanged)
+    plain = Sweep(
+        "s/u", "train", base=base, grid={"train.freeze": ["full", "embeddings"]}, seeds=[3, 5]
+    )
+    assert {r.config.data_seed for r in plain.expand()} == {0}
+    assert {r.run_id for r in runs}.isdisjoint(r.run_id for r in plain.expand())
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "name: s/u\njob: train\nbase: {task: {n: 4}}\nseeds: [1, 2]\nseed_also: [data_seed]\n"
+    )
+    assert [r.config.data_seed for r in load_sweep(path).expand()] == [1, 2]
+    for bad, words in [
+        (["nope"], "nope"),
+        (["seed"], "also the seed_key"),
+        ("data_seed", "give a list"),
+    ]:
+        with pytest.raises(UserError, match=words):
+            Sweep("s/u", "train", base=base, seeds=[1], seed_also=bad).expand()  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ which control, under which alternative analyses, and how its rule has changed.
 `evaluate(claim, results, scale)` judges the claim under its default choices, then under every
 alternative (one choice changed at a time, and each declared rule variant), then under every earlier
 revision of its rule; the `ClaimResult` carries all of it. Each alternative's `effect` says whether
-it changed anything: `no-op` (the same rule on the same collapsed evidence), `not evaluated` (it
+it changed anything: `no-op` (the same rule on the same collapsed evidence from the same runs), `not evaluated` (it
 stopped short, too few units or no runs, while the main analysis ran) or `changed`. `robust` is true
 only when the verdict holds under every `changed` alternative and there was at least one, false when
 one disagrees, None (untested) when none changed anything. `power` (see `claims.power`) says how
@@ -27,7 +27,7 @@ outside the paper's regime into `inconclusive — scale`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from learnability import stats
@@ -222,6 +222,7 @@ class Judgement:
     frame: Frame | None
     evidence: Evidence
     qualifier: str | None = None  # why an inconclusive verdict stopped short (see ClaimResult)
+    sources: frozenset[str] = frozenset()  # the run ids its evidence read ("*": all, unknown)
 
     @property
     def short_circuit(self) -> str:
@@ -271,6 +272,24 @@ def judge(rule: Rule, evidence: Evidence, units: Units) -> Judgement:
     return Judgement(decision.verdict, decision.measured, decision, frame, evidence)
 
 
+def judge_on(claim: Claim, rule: Rule, results: Any, choices: Mapping[str, Any]) -> Judgement:
+    """`judge` on the claim's evidence under `choices`, noting which runs the evidence read (when
+    `results` can tell: `StudyResults.reading`)."""
+    reading = getattr(results, "reading", None)
+    if reading is None:
+        return judge(rule, claim.evidence(results, choices), claim.units)
+    with reading() as seen:
+        evidence = claim.evidence(results, choices)
+    return replace(judge(rule, evidence, claim.units), sources=frozenset(seen))
+
+
+def _same_runs(a: Judgement, b: Judgement) -> bool:
+    """False only when both know which runs they read and the sets differ: an alternative on
+    other runs (a second width, more seeds) is a replication even when its values come out equal."""
+    known = a.sources and b.sources and "*" not in a.sources and "*" not in b.sources
+    return not known or a.sources == b.sources
+
+
 def _signature(j: Judgement, groups: list[str] | None = None) -> tuple[Any, ...]:
     """What an alternative could change: its short-circuit and its collapsed evidence, row by row,
     in the groups the rule reads (`groups`; all when None) — context groups drawn beside them, which
@@ -291,7 +310,7 @@ def effect(
 ) -> str:
     """`no-op`, `not evaluated` or `changed` (see the module docstring); `groups` are the frame
     groups the (shared) rule reads."""
-    if same_rule and _signature(alt, groups) == _signature(head, groups):
+    if same_rule and _same_runs(head, alt) and _signature(alt, groups) == _signature(head, groups):
         return "no-op"
     if alt.decision is None and alt.verdict != "vacuous":
         return (
@@ -390,11 +409,11 @@ def evaluate(
     `sequential` (a `claims.sequential.Looks`) re-judges the claim under the adaptive design of
     `reproduce --budget`: the verdict becomes the sequential one, the fixed-sample one beside it."""
     defaults = claim.defaults()
-    head = judge(claim.rule, claim.evidence(results, defaults), claim.units)
+    head = judge_on(claim, claim.rule, results, defaults)
     robustness = []
     for alt in claim.all_alternatives():
         rule = alt.rule or claim.rule
-        j = judge(rule, claim.evidence(results, {**defaults, **alt.choices}), claim.units)
+        j = judge_on(claim, rule, results, {**defaults, **alt.choices})
         robustness.append(
             {
                 "alternative": alt.label,

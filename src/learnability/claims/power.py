@@ -311,14 +311,7 @@ def curve(rule: Rule, frame: Frame, min_n: int = 2, prior_sd: float | None = Non
 
 
 def _contrast(rule: Contrast, frame: Frame, min_n: int, prior_sd: float | None) -> Curve:
-    paired = frame.is_paired(rule.focus, rule.control)
-    if paired:
-        a, b = frame.paired(rule.focus, rule.control)
-    else:
-        a, b = frame.values(rule.focus), frame.values(rule.control)
-    if rule.kind_of == "log10_ratio":
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a, b = np.log10(a), np.log10(b)
+    a, b, paired = rule.samples(frame)
     if rule.kind_of == "rate":
         return _rate_diff_curve(rule.band, a, b, paired, min_n)
     if paired:

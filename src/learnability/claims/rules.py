@@ -409,7 +409,8 @@ class Contrast(Rule):
     def text(self) -> str:
         return f"Contrast (paired when units match): {self.band.text(self._stat())}."
 
-    def decide(self, frame: Frame) -> Decision:
+    def samples(self, frame: Frame) -> tuple[np.ndarray, np.ndarray, bool]:
+        """Focus and control values (log10 for a ratio), unit-aligned when the units match."""
         paired = frame.is_paired(self.focus, self.control)
         if paired:
             a, b = frame.paired(self.focus, self.control)
@@ -418,6 +419,10 @@ class Contrast(Rule):
         if self.kind_of == "log10_ratio":
             with np.errstate(divide="ignore", invalid="ignore"):
                 a, b = np.log10(a), np.log10(b)
+        return a, b, paired
+
+    def decide(self, frame: Frame) -> Decision:
+        a, b, paired = self.samples(frame)
         if self.kind_of == "rate":
             if paired:
                 diff = stats.paired_proportion_diff(a > 0.5, b > 0.5)

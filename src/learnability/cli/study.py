@@ -20,11 +20,19 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from learnability.cli.sweep import (
+from learnability.cli.options import (
     REPORT_FILES,
-    _console,
-    _describe,
-    _print_claims,
+    Address,
+    Backend,
+    Budget,
+    Device,
+    Out,
+    Results,
+    RetryFailed,
+    Workers,
+    describe,
+    new_console,
+    print_claims,
     warn_incomplete,
 )
 from learnability.errors import UserError, check_choice
@@ -91,7 +99,7 @@ def run_studies(
     out = out or results / "report"
     check_writable_dir(results, "--results")
     check_output_dir(out, REPORT_FILES, "--out")  # never over files learnability did not write
-    console: Console = _console()
+    console: Console = new_console()
     reports, errors = [], {}
     with Store(results) as store:
         claim_output_dir(out, REPORT_FILES)
@@ -116,13 +124,13 @@ def run_studies(
                 report = analyse_study(s, store, plan, out, seconds=time.perf_counter() - t0)
                 report.seconds = time.perf_counter() - t0
                 reports.append(report)
-                _print_claims(console, report)
+                print_claims(console, report)
             except KeyboardInterrupt:
                 raise
             except Exception as exc:  # one broken study must not take the others down
                 if sweeping and isinstance(exc, UserError):
                     raise  # e.g. a Ray cluster that cannot be reached: every study would fail
-                errors[s.name] = _describe(exc)
+                errors[s.name] = describe(exc)
                 seconds = time.perf_counter() - t0
                 where = str(scale or getattr(s, "default_scale", "quick"))
                 reports.append(error_report(s, where, f"study failed: {errors[s.name]}", seconds))
@@ -138,7 +146,7 @@ def run_studies(
                 ),
             )  # fmt: skip
             for report in reports:
-                _print_claims(console, report)
+                print_claims(console, report)
     path = build_report(reports, out)
     console.print(f"\nclaims: {headline_text(reports)}")
     console.print(f"report: {path.resolve()}")
@@ -160,31 +168,18 @@ def run_command(
     scale: Annotated[
         str | None, typer.Option(help="one of the study's plans (default: quick, else its first)")
     ] = None,
-    backend: Annotated[str, typer.Option(help="local or ray")] = "local",
-    address: Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT")] = None,
-    workers: Annotated[int | None, typer.Option(help="parallel runs (default: CPU count)")] = None,
-    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
-        "results"
-    ),
-    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
-    out: Annotated[
-        Path | None,
-        typer.Option(help="report directory (default: RESULTS/report)", parser=path_option),
-    ] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="run failed runs again")
-    ] = False,
+    backend: Backend = "local",
+    address: Address = None,
+    workers: Workers = None,
+    results: Results = Path("results"),
+    device: Device = "cpu",
+    out: Out = None,
+    retry_failed: RetryFailed = False,
     dry_run: Annotated[
         bool,
         typer.Option("--dry-run", help="load and check the study, count its runs, run nothing"),
     ] = False,
-    budget: Annotated[
-        str | None,
-        typer.Option(
-            help="wall time (90s, 60m, 2h) for the whole command: after the fixed plan, add seeds "
-            "to undecided claims until they are decided or the time is spent (adaptive verdicts)"
-        ),
-    ] = None,
+    budget: Budget = None,
 ) -> None:
     """Run a study file's sweeps into the store, judge its claims, and write the report."""
 

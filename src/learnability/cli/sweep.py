@@ -19,7 +19,6 @@ import io
 import json
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -31,6 +30,20 @@ from rich.table import Table
 from typer.core import TyperCommand
 
 from learnability.checkpoints import check_resume_source
+from learnability.cli.options import (
+    REPORT_FILES,
+    Address,
+    Backend,
+    Budget,
+    Device,
+    Out,
+    Results,
+    RetryFailed,
+    Workers,
+    describe,
+    new_console,
+    warn_incomplete,
+)
 from learnability.errors import UserError, check_choice
 from learnability.jsonsafe import json_safe
 from learnability.paths import (
@@ -52,8 +65,6 @@ from learnability.sweep.store import STATUSES, Store, open_existing
 
 _FORMATS = ("table", "csv", "parquet", "json")
 _SCALES = ("quick", "paper")
-# what `report` / `reproduce` write into the report folder (figures/: a folder of their own)
-REPORT_FILES = ("report.html", "claims.json", "claims.md", "figures")
 
 
 class _LiveHelp(TyperCommand):
@@ -95,10 +106,6 @@ def register(app: typer.Typer) -> None:
     app.command("reproduce", cls=_live(_study_list))(reproduce_command)
 
 
-def _console() -> Console:
-    return Console(highlight=False)
-
-
 def sweep_command(
     file: Annotated[
         Path,
@@ -112,22 +119,12 @@ def sweep_command(
             help="a.b=v sets base fields; grid.a.b=[..] sets a grid axis; seeds=[..], samples=N"
         ),
     ] = None,
-    backend: Annotated[str, typer.Option(help="local (process pool) or ray")] = "local",
-    address: Annotated[
-        str | None, typer.Option(help="Ray cluster HOST:PORT (default: start a local Ray)")
-    ] = None,
-    workers: Annotated[
-        int | None,
-        typer.Option(help="parallel runs (default: CPU count; 0 = inline, for debugging)"),
-    ] = None,
-    results: Annotated[
-        Path,
-        typer.Option(help="results directory (store + run artefacts)", parser=path_option),
-    ] = Path("results"),
-    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="run failed runs again")
-    ] = False,
+    backend: Backend = "local",
+    address: Address = None,
+    workers: Workers = None,
+    results: Results = Path("results"),
+    device: Device = "cpu",
+    retry_failed: RetryFailed = False,
     threads: Annotated[
         int,
         typer.Option(
@@ -141,7 +138,7 @@ def sweep_command(
 ) -> None:
     """Run a sweep file; runs already finished in the store are skipped."""
 
-    console = _console()
+    console = new_console()
     # everything is checked before the store is even created: a refused command writes nothing
     check_run_options(backend, workers, address, device, threads, cli=True)
     sweep = load_sweep(file, [*(overrides or []), *_threads_override(file, overrides, threads)])
@@ -268,9 +265,7 @@ def _cell(value: Any) -> Any:
 
 
 def results_command(
-    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
-        "results"
-    ),
+    results: Results = Path("results"),
     study: Annotated[str | None, typer.Option(help="only runs of this study")] = None,
     sweep: Annotated[str | None, typer.Option(help="only runs of this sweep")] = None,
     status: Annotated[str | None, typer.Option(help="ok, failed, diverged or running")] = None,
@@ -306,7 +301,7 @@ def results_command(
     all_columns, rows = record_rows(records)
     if columns:
         all_columns = _select_columns(all_columns, columns)
-    console = _console()
+    console = new_console()
     if format == "table":
         _print_table(console, all_columns, rows)
         return
@@ -409,29 +404,6 @@ def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]
         )
 
 
-_VERDICT_STYLE = {
-    "reproduced": "green",
-    "not reproduced": "red",
-    "inconclusive": "yellow",
-    "vacuous": "magenta",
-    "not run": "dim",
-}
-
-
-def _print_claims(console: Console, report: Any) -> None:
-    """One line per claim: the verdict in colour, robust or fragile, then the claim."""
-
-    table = Table(show_header=False, box=None, padding=(0, 1))
-    for c in report.claims:
-        style = _VERDICT_STYLE.get(c.verdict, "")
-        robust = {True: "robust", False: "fragile", None: "untested"}[c.robust]
-        table.add_row(f"[{style}]{c.verdict}[/]", robust, c.title)
-    console.print(table)
-    console.print(
-        f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s"
-    )
-
-
 def _select_columns(columns: list[str], patterns: str) -> list[str]:
     """Columns matching any of the comma-separated globs (run_id always kept), in stored order."""
 
@@ -470,16 +442,11 @@ def _studies(names: list[str] | None) -> list[Any]:
 
 
 def report_command(
-    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
-        "results"
-    ),
+    results: Results = Path("results"),
     study: Annotated[
         list[str] | None, typer.Option(help="studies to report (default: those in the store)")
     ] = None,
-    out: Annotated[
-        Path | None,
-        typer.Option(help="report directory (default: RESULTS/report)", parser=path_option),
-    ] = None,
+    out: Out = None,
     scale: Annotated[
         str | None, typer.Option(help="quick or paper (default: the scale found in the store)")
     ] = None,
@@ -502,7 +469,7 @@ def report_command(
     files = load_study_files(list(study_file or []), scale)
     out = out or results / "report"
     check_output_dir(out, REPORT_FILES, "--out")
-    console = _console()
+    console = new_console()
     with open_existing(results) as store:
         names = list(study or [])
         present = set(store.studies())
@@ -529,7 +496,7 @@ def report_command(
             try:
                 reports.append(analyse_study(s, store, scale, out))
             except Exception as exc:
-                errors[s.name] = _describe(exc)
+                errors[s.name] = describe(exc)
                 reports.append(
                     error_report(
                         s,
@@ -545,42 +512,18 @@ def report_command(
     warn_incomplete(reports)
 
 
-def warn_incomplete(reports: list[Any]) -> None:
-    """One warning line (stderr) per study whose report judges fewer runs than its plan has."""
-    for r in reports:
-        expected, stored = getattr(r, "runs_expected", 0), getattr(r, "runs_stored", 0)
-        if expected and stored < expected:
-            Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"[yellow]warning:[/] study {r.study!r} is incomplete: {stored} of its {expected} "
-                f"{r.scale} runs are in the store, so its verdicts judge part of the plan; run "
-                f"`learnability reproduce --study {r.study} --scale {r.scale}` to finish it"
-            )
-
-
-def _describe(exc: BaseException) -> str:
-    last = traceback.format_exception_only(type(exc), exc)[-1].strip()
-    return last
-
-
 def reproduce_command(
     study: Annotated[list[str] | None, typer.Option(help="studies to run (default: all)")] = None,
     scale: Annotated[
         str, typer.Option(help="quick (a 2-core CPU, minutes) or paper (published configs)")
     ] = "quick",
-    backend: Annotated[str, typer.Option(help="local or ray")] = "local",
-    address: Annotated[str | None, typer.Option(help="Ray cluster HOST:PORT")] = None,
-    workers: Annotated[int | None, typer.Option(help="parallel runs (default: CPU count)")] = None,
-    results: Annotated[Path, typer.Option(help="results directory", parser=path_option)] = Path(
-        "results"
-    ),
-    device: Annotated[str, typer.Option(help="cpu, cuda, cuda:N or auto")] = "cpu",
-    out: Annotated[
-        Path | None,
-        typer.Option(help="report directory (default: RESULTS/report)", parser=path_option),
-    ] = None,
-    retry_failed: Annotated[
-        bool, typer.Option("--retry-failed", help="run failed runs again")
-    ] = False,
+    backend: Backend = "local",
+    address: Address = None,
+    workers: Workers = None,
+    results: Results = Path("results"),
+    device: Device = "cpu",
+    out: Out = None,
+    retry_failed: RetryFailed = False,
     dry_run: Annotated[
         bool,
         typer.Option(
@@ -588,13 +531,7 @@ def reproduce_command(
             help="validate every run's config, print the run counts and cost, run nothing",
         ),
     ] = False,
-    budget: Annotated[
-        str | None,
-        typer.Option(
-            help="wall time (90s, 60m, 2h) for the whole command: after the fixed plan, add seeds "
-            "to undecided claims until they are decided or the time is spent (adaptive verdicts)"
-        ),
-    ] = None,
+    budget: Budget = None,
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
 
@@ -619,7 +556,7 @@ def dry_run_studies(studies: list[Any], scale: str | None, results: Path) -> int
     """`reproduce --dry-run`: expand every sweep of every study at `scale` (each run's config built and
     checked, as the real run would), print per study the runs and the plan's cost estimate (and how
     many are finished in the store, read-only, when there is one). Writes nothing; returns the runs."""
-    console = _console()
+    console = new_console()
     stored: set[str] = set()
     if (results / "learnability.db").is_file():
         with open_existing(results) as store:

@@ -3,7 +3,8 @@
 A measure is `fn(ctx: MeasureContext) -> dict` of JSON numbers. Standard ones:
 - "accuracy": test_loss / test_acc,
 - "profile": the model's thresholded function on all 2^n inputs (sampled above 2^20): model_as, model_K0,
-  model_max_sensitivity, model_undecided, model_counts, and function_agreement with the target (exact only),
+  model_max_sensitivity, model_undecided, model_counts, and (exact only) function_agreement with the target
+  and model_accept, the number of strings the model accepts (its balance: what a same-balance null needs),
 - "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate,
 - "param_norm": param_norm over every parameter but the positional ones (frozen ones included),
 - "param_norm_trainable": over the parameters the run's freeze spec trains (positional ones excluded, as in
@@ -140,6 +141,8 @@ def _profile(ctx: MeasureContext) -> dict[str, Any]:
             else (_outputs(ctx.model, n, ctx.device) > task.threshold)
         )
         out["function_agreement"] = float((model_tt == target).float().mean())
+        if p.truth_table is not None:  # margin 0: every string decided, accepted or rejected
+            out["model_accept"] = int(p.truth_table.sum())
     return out
 
 

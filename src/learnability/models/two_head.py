@@ -167,8 +167,10 @@ def attention_vjp(scores: Tensor, weights: Tensor, grad: Tensor, kind: str) -> T
 
 def population_loss(a: Tensor, b: Tensor, p: int, q: int) -> Tensor:
     """Closed-form E_x (f(x) − y)² for weights a, b (..., d); returns (...). O(d)."""
-    aa, bb, ab = (a * a).sum(-1), (b * b).sum(-1), (a * b).sum(-1)
-    cross = (a * a * b * b).sum(-1)
+    prod = a * b
+    # dot products by einsum: one pass each and no d-sized temporaries (the m scan calls this O(G·M) times)
+    aa, bb = torch.einsum("...i,...i->...", a, a), torch.einsum("...i,...i->...", b, b)
+    ab, cross = prod.sum(-1), torch.einsum("...i,...i->...", prod, prod)
     hit = a[..., p] * b[..., q] + a[..., q] * b[..., p]
     return aa * bb + 2 * ab * ab - 2 * cross - 2 * hit + 1
 

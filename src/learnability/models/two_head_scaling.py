@@ -4,9 +4,9 @@ nested draw, and one finite-sample step over a doubling grid of sample sizes n f
 - `NestedEmbeddings` + `nested_m_scan`: row i of V_m is z_i[:m] / |z_i[:m]| with z_i ~ N(0, I_{m_max}), and
   θ_m = t[:m] / |t[:m]|, so every V_m has rows uniform on S^{m−1} and θ_m is uniform on S^{m−1} (θ̃ = −θ as in
   the paper), and the m grid shares common random numbers: success against m is one sample path per draw,
-  not independent draws per m. Memory is O(d·m_max) float32 for the cached draw plus O(d) per m; time
-  O(d·Σm + G·d·|grid|). Rows come in chunks, each from its own seeded numpy stream, so the draw does not
-  depend on how it is cached.
+  not independent draws per m. Memory is O(d·m_max) float32 for the cached draw plus `GROUP_BYTES`; time
+  O(d·m_max·|groups| + G·d·|grid|). Rows come in chunks of `ROWS`, each from its own seeded stream, so the
+  draw does not depend on how it is cached or grouped (it does on `ROWS`).
 - `sample_ladder`: the first n strings of one seeded stream, for n on an ascending grid; the gradient is
   accumulated block by block (O(n_max·d) in all, O(block·d) memory), the step size is chosen by the loss on
   the first `select` training strings, and the step is scored on the exact population loss.
@@ -32,15 +32,17 @@ from learnability.models.two_head import (
 from learnability.models.two_head_steps import Criterion, scan_scores
 
 ROWS = 1 << 14  # rows of z per chunk
-CACHE_BYTES = (
-    1 << 30
-)  # keep the draw (float64) in memory up to this size, else redraw it for each pass
+# keep the draw (float32, as drawn) in memory up to this size, else redraw it for each pass
+CACHE_BYTES = 1 << 30
+GROUP_BYTES = 1 << 29  # the m values scanned together hold about 32·d bytes each beside the draw
 _TAG = 0x5A0  # distinguishes these streams from any other use of the same seed
 
 
 class NestedEmbeddings:
-    """One draw z (d, m_max) ~ N(0, 1) (drawn in float32, row chunks from numpy streams [tag, seed, chunk])
-    and t (m_max,) ~ N(0, 1); V_m = rows of z[:, :m] normalised, θ_m = t[:m] normalised."""
+    """One draw z (d, m_max) ~ N(0, 1), drawn in float32 (row chunks from torch streams seeded by
+    [tag, seed, chunk]), and t (m_max,) ~ N(0, 1); V_m = rows of z[:, :m] normalised, θ_m = t[:m]
+    normalised. The arithmetic is float64: widening the float32 draw is exact, so caching changes no
+    number."""
 
     def __init__(self, d: int, m_max: int, seed: int) -> None:
         if d < 2 or m_max < 1:
@@ -52,22 +54,26 @@ class NestedEmbeddings:
             np.random.default_rng([_TAG, seed, 1 << 40]).standard_normal(m_max)
         )
         self._cache: list[Tensor] | None = None
-        if d * m_max * 8 <= CACHE_BYTES:
+        if d * m_max * 4 <= CACHE_BYTES:
             self._cache = [z for _, z in self._draw()]
 
     def _draw(self) -> Iterator[tuple[int, Tensor]]:
         for k, start in enumerate(range(0, self.d, ROWS)):
+            state = np.random.SeedSequence([_TAG, self.seed, k]).generate_state(1, np.uint64)[0]
+            g = torch.Generator().manual_seed(int(state) & (2**63 - 1))
             rows = min(ROWS, self.d - start)
-            rng = np.random.default_rng([_TAG, self.seed, k])
-            z = rng.standard_normal((rows, self.m_max), dtype=np.float32)
-            yield start, torch.from_numpy(z).to(torch.float64)
+            yield start, torch.randn(rows, self.m_max, generator=g, dtype=torch.float32)
 
-    def chunks(self) -> Iterator[tuple[int, Tensor]]:
-        """(start, z rows (r, m_max) float64); the first m columns of row i, normalised, are v_i of V_m."""
+    def chunks(self, m: int | None = None) -> Iterator[tuple[int, Tensor]]:
+        """(start, z rows (r, m) float64) for the first m columns (default m_max); those columns of
+        row i, normalised, are v_i of V_m."""
+        m = self.m_max if m is None else m
         if self._cache is not None:
-            yield from zip(range(0, self.d, ROWS), self._cache)
+            for start, z in zip(range(0, self.d, ROWS), self._cache):
+                yield start, z[:, :m].double()
         else:
-            yield from self._draw()
+            for start, z in self._draw():
+                yield start, z[:, :m].double()
 
     def theta(self, m: int) -> Tensor:
         t = self.t[:m]
@@ -75,7 +81,7 @@ class NestedEmbeddings:
 
     def V(self, m: int) -> Tensor:
         """The whole V_m (d, m); for tests and small d."""
-        z = torch.cat([z[:, :m] for _, z in self.chunks()])
+        z = torch.cat([z for _, z in self.chunks(m)])
         return z / z.norm(dim=1, keepdim=True)
 
 
@@ -94,42 +100,54 @@ def nested_m_scan(
 ) -> list[MScan]:
     """One population step from θ_m, θ̃_m = −θ_m at every step size η (G,) for each m in the grid.
 
-    One pass over the draw for every m at once (the scores v_i·θ_m and row norms from cumulative sums),
-    then two per m (∇θ = gs @ V; δ = ∇θ @ Vᵀ); the row normalisation is folded into the products
-    (v_i = z_i[:m]·r_i with r_i = 1/|z_i[:m]|), so no normalised copy of V is made. Memory: the draw,
-    plus 2·|grid|·d numbers."""
-    out = []
-    d = emb.d
+    The m grid goes in groups (as many m as fit in `GROUP_BYTES`); each group takes three passes over the first m_g columns of
+    the draw (m_g its largest m): prefix norms |z_i[:m]| and products z_i[:m]·t[:m] by cumulative sums;
+    ∇θ = gs @ V for every m of the group in one product; δ = ∇θ @ Vᵀ likewise (∇θ zero beyond m). The
+    row normalisation is folded into the products (v_i = z_i[:m]·r_i, r_i = 1/|z_i[:m]|), so no
+    normalised copy of V is made. Memory: the draw, plus `GROUP_BYTES`."""
     for m in m_grid:
         if not 1 <= m <= emb.m_max:
             raise UserError(f"m={m} is outside 1..{emb.m_max} (the nested draw's m_max)")
-    cols = torch.tensor([m - 1 for m in m_grid])
-    t = emb.t
-    # pass 0, shared by every m: prefix norms |z_i[:m]| and prefix products z_i[:m]·t[:m] by cumulative sums
-    norms = torch.empty(len(m_grid), d, dtype=torch.float64)
-    dots = torch.empty(len(m_grid), d, dtype=torch.float64)
-    for start, z in emb.chunks():
-        rows = slice(start, start + len(z))
-        norms[:, rows] = (z * z).cumsum(1)[:, cols].T.sqrt()
-        dots[:, rows] = (z * t).cumsum(1)[:, cols].T
-    t_norms = (t * t).cumsum(0)[cols].sqrt()
-    for j, m in enumerate(m_grid):
-        r = 1.0 / norms[j].clamp_min(1e-300)  # 1 / |z_i[:m]|
-        s = dots[j] * r / t_norms[j]  # s_i = v_i·θ_m
-        scores = torch.stack([s, -s])  # (2, d): θ̃ = −θ
-        w = attention_weights(scores, kind)
-        ga, gb = population_grad_weights(w[0], w[1], p, q)
-        gs = (
-            attention_vjp(scores, w, torch.stack([ga, gb]), kind) * r
-        )  # (2, d), normalisation folded in
-        grad = torch.zeros(2, m, dtype=torch.float64)
-        for start, z in emb.chunks():  # pass 2: ∇θ = gs @ V
-            grad += gs[:, start : start + len(z)] @ z[:, :m]
-        delta = torch.empty(2, d, dtype=torch.float64)
-        for start, z in emb.chunks():  # pass 3: the scores move by −η·(∇θ @ Vᵀ)
-            delta[:, start : start + len(z)] = (grad @ z[:, :m].T) * r[start : start + len(z)]
-        loss, spec, _ = scan_scores(scores, delta, etas, kind, p, q)
-        out.append(MScan(m, loss, spec, float(population_loss(w[0], w[1], p, q))))
+    out = []
+    d = emb.d
+    group = max(1, GROUP_BYTES // (32 * d))
+    for first in range(0, len(m_grid), group):
+        ms = list(m_grid[first : first + group])
+        top, k = max(ms), len(ms)
+        t = emb.t[:top]
+        # the columns between consecutive m of the group: segment sums, then a cumulative sum over them
+        cuts = np.asarray(sorted({0, *(m for m in ms if m < top)}))
+        at = torch.as_tensor(np.searchsorted(cuts, ms, side="left") - 1)
+        r = torch.empty(d, len(cuts), dtype=torch.float64)  # then 1 / |z_i[:m]|, (k, d)
+        s = torch.empty(d, len(cuts), dtype=torch.float64)  # then s_i = v_i·θ_m, (k, d)
+        for start, z in emb.chunks(top):  # pass 1: prefix norms and products z_i[:m]·t[:m]
+            rows = slice(start, start + len(z))
+            r[rows] = torch.from_numpy(np.add.reduceat((z * z).numpy(), cuts, axis=1))
+            s[rows] = torch.from_numpy(np.add.reduceat((z * t).numpy(), cuts, axis=1))
+        r = r.cumsum_(1)[:, at].T.contiguous().sqrt_().clamp_(min=1e-300).reciprocal_()
+        s = s.cumsum_(1)[:, at].T.contiguous()
+        s *= r / (t * t).cumsum(0)[torch.tensor([m - 1 for m in ms])].sqrt()[:, None]
+        gs = torch.empty(2 * k, d, dtype=torch.float64)  # ∂L/∂scores, normalisation folded in
+        loss0 = []
+        for j in range(k):
+            scores = torch.stack([s[j], -s[j]])  # (2, d): θ̃ = −θ
+            w = attention_weights(scores, kind)
+            ga, gb = population_grad_weights(w[0], w[1], p, q)
+            gs[2 * j : 2 * j + 2] = attention_vjp(scores, w, torch.stack([ga, gb]), kind) * r[j]
+            loss0.append(float(population_loss(w[0], w[1], p, q)))
+        grad = torch.zeros(2 * k, top, dtype=torch.float64)
+        for start, z in emb.chunks(top):  # pass 2: ∇θ = gs @ V for every m at once
+            grad += gs[:, start : start + len(z)] @ z
+        keep = torch.arange(top)[None, :] < torch.tensor(ms).repeat_interleave(2)[:, None]
+        grad *= keep  # V_m has m columns: ∇θ_m is zero beyond them
+        delta = gs  # reuse: the scores move by −η·delta
+        for start, z in emb.chunks(top):  # pass 3: δ = ∇θ @ Vᵀ, row normalisation folded in
+            rows = slice(start, start + len(z))
+            delta[:, rows] = (grad @ z.T) * r[:, rows].repeat_interleave(2, 0)
+        for j, m in enumerate(ms):
+            scores = torch.stack([s[j], -s[j]])
+            loss, spec, _ = scan_scores(scores, delta[2 * j : 2 * j + 2], etas, kind, p, q)
+            out.append(MScan(m, loss, spec, loss0[j]))
     return out
 
 

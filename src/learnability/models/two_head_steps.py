@@ -122,7 +122,9 @@ def scan_scores(
     losses, specs, chooser = [], [], []
     for start in range(0, len(etas), chunk):
         e = etas[start : start + chunk]
-        w = attention_weights(s0 - e[:, None, None] * delta, kind)  # (g, 2, d)
+        w = attention_weights(
+            torch.addcmul(s0, e[:, None, None], delta, value=-1.0), kind
+        )  # (g, 2, d)
         losses.append(population_loss(w[:, 0], w[:, 1], p, q))
         specs.append(specialisation(w, p, q))
         if x_select is not None and y_select is not None:

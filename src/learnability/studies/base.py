@@ -16,7 +16,8 @@ Tests pass a tiny `Plan` straight to `sweeps`/`analyse` instead of patching modu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -55,10 +56,29 @@ class StudyResults:
     """A study's finished records, by sweep, and the plan they were run under."""
 
     def __init__(self, records: list[RunRecord], plan: Plan[Any] | str, study: str = "") -> None:
-        self.records = records
+        self._records = records
+        self._reads: list[set[str]] = []
         self.plan = plan if isinstance(plan, Plan) else None
         self.scale = plan.scale if isinstance(plan, Plan) else str(plan)
         self.study = study
+
+    @property
+    def records(self) -> list[RunRecord]:
+        """Every record (an analysis reading these cannot say which runs it used: "*")."""
+        for seen in self._reads:
+            seen.add("*")
+        return self._records
+
+    @contextmanager
+    def reading(self) -> Iterator[set[str]]:
+        """The run ids that `of` hands out inside the block: which runs an analysis read (the
+        claims engine tells an alternative that read other runs from a no-op this way)."""
+        seen: set[str] = set()
+        self._reads.append(seen)
+        try:
+            yield seen
+        finally:
+            self._reads.remove(seen)
 
     @property
     def params(self) -> Any:
@@ -79,9 +99,12 @@ class StudyResults:
         """Records of one sweep (its full name or, with a study set, the part after 'study/')."""
         name = self._full(sweep)
         wanted = (status,) if isinstance(status, str) else status
-        return [
-            r for r in self.records if r.sweep == name and (wanted is None or r.status in wanted)
+        out = [
+            r for r in self._records if r.sweep == name and (wanted is None or r.status in wanted)
         ]
+        for seen in self._reads:
+            seen.update(r.run_id for r in out)
+        return out
 
     def status_counts(self, sweep: str) -> dict[str, int]:
         counts: dict[str, int] = {}

@@ -5,7 +5,7 @@
           grid={"task.n": [10, 20, 30]},
           zip={"train.freeze": ["embeddings", "full"], "train.lr": [1e-2, 1e-3]},
           random={"train.lr": {"log_uniform": [1e-4, 5e-4]}}, samples=4,
-          seeds=[0, 1, 2])
+          seeds=[0, 1, 2], seed_also=["data_seed"])
 
 `expand()` gives grid x zip x samples x seeds RunSpecs. `zip` pairs axes: its lists (all of one length)
 are read in lockstep, position i of every list together, so the example gives embedding-only training
@@ -18,7 +18,12 @@ a grid field the config does not have) is one UserError and nothing is run or wr
 Random specs: `{"uniform": [lo, hi]}`, `{"log_uniform": [lo, hi]}`, `{"int_uniform": [lo, hi]}`
 (inclusive), `{"choice": [a, b, ...]}`.
 
-YAML form (`load_sweep`): keys `name, job, base, grid, zip, random, samples, seeds, seed_key, study`.
+Seeds: each seed is written to the `seed_key` field (default `seed`, the initialisation) and to every
+field of `seed_also` (e.g. `["data_seed"]`: each unit also draws its own data), so one seed names one
+independent unit whichever of its draws it fixes; adding seeds (the adaptive driver) adds whole units.
+
+YAML form (`load_sweep`): keys `name, job, base, grid, zip, random, samples, seeds, seed_key, seed_also,
+study`.
 Overrides `a.b=v` set `base` (and drop a grid or zip axis on the same field); `grid.a.b=[...]` set a
 grid axis; `zip.a.b=[...]` set an axis of the (first) zip group; `random.a.b={...}`, `samples=N`,
 `seeds=[...]`, `name=...` set those keys.
@@ -68,6 +73,7 @@ _YAML_KEYS = (
     "samples",
     "seeds",
     "seed_key",
+    "seed_also",
     "study",
 )
 
@@ -98,6 +104,8 @@ class Sweep:
     study: str = ""
     # paired axes: {field: [values]} read in lockstep (or a list of such groups, crossed)
     zip: dict[str, list] | list[dict[str, list]] = field(default_factory=dict)
+    # further fields that take each seed too (["data_seed"]: a unit's own data stream)
+    seed_also: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if not self.study:
@@ -222,6 +230,29 @@ class Sweep:
         return count * (len(self.seeds) if isinstance(self.seeds, list) else 1)
 
     def _seed_applies(self, config_cls: type) -> bool:
+        if not isinstance(self.seed_also, list) or not all(
+            isinstance(k, str) and k for k in self.seed_also
+        ):
+            raise UserError(
+                f"sweep {self.name!r}: seed_also={self.seed_also!r} is not allowed; give a list of "
+                "config field names, e.g. ['data_seed']"
+            )
+        for key in self.seed_also:
+            if (
+                key == self.seed_key
+                or key in self.grid
+                or key in (self.random or {})
+                or any(key in g for g in self.zip_groups())
+            ):
+                raise UserError(
+                    f"sweep {self.name!r}: seed_also field {key!r} is also the seed_key or a grid, "
+                    "zip or random axis; give it in one place"
+                )
+            validate_key(config_cls, key, self.base)
+        if self.seed_also and not self.seed_key:
+            raise UserError(
+                f"sweep {self.name!r}: seed_also={self.seed_also} needs a seed_key (the seeds it copies)"
+            )
         if not self.seed_key:
             return False
         try:
@@ -270,7 +301,8 @@ class Sweep:
             for k, v in draw.items():
                 set_dotted(data, k, v)
             if seed is not None:
-                set_dotted(data, self.seed_key, seed)
+                for key in [self.seed_key, *self.seed_also]:
+                    set_dotted(data, key, seed)
             try:
                 config = from_dict(cls, data)
             except UserError as exc:
@@ -295,6 +327,8 @@ class Sweep:
         if self.random:
             out["random"], out["samples"] = self.random, self.samples
         out["seeds"] = self.seeds
+        if self.seed_also:
+            out["seed_also"] = self.seed_also
         return out
 
 
@@ -379,6 +413,7 @@ def load_sweep(path: str | Path, overrides: list[str] | None = None) -> Sweep:
         samples=samples,
         seeds=data.get("seeds", [0]),
         seed_key=data.get("seed_key", "seed"),
+        seed_also=data.get("seed_also") or [],
         study=str(data.get("study") or ""),
         zip=data.get("zip") or {},
     )

@@ -13,12 +13,10 @@ from learnability.models.two_head_steps import Criterion
 from learnability.studies.base import Plan
 
 # Success of a step (the project's rule): population loss ≤ 0.05 (the zero predictor has 1) and the weaker
-# head puts ≥ 0.9 of its weight on its own target. Claims' robustness alternatives tighten each threshold.
+# head puts ≥ 0.9 of its weight on its own target.
 SUCCESS = Criterion(loss=0.05, mass=0.9)
-STRICT_LOSS = 0.01
-STRICT_MASS = 0.95
 SEED_FRACTION = (
-    0.75  # m* and the FFNN's width*: the smallest size at which this fraction of seeds succeeds
+    0.75  # m* and the FFNN's width: the smallest size at which this fraction of seeds succeeds
 )
 
 RIVALS = ("linear", "erf", "linear_norm", "erf_norm", "sigmoid")  # attention kinds beside softmax
@@ -35,14 +33,14 @@ class SparseXorParams:
     one_step_d: tuple[int, ...]
     one_step_seeds: int
     c_grid: Grid  # step sizes in units of c = η / (d²·ln d)
-    # attention kinds at one d, one step and many steps
-    kinds_d: int
+    # attention kinds at one d (and the same comparison at a second d), one step and many steps
+    kinds_d: tuple[int, int]
     kinds_seeds: int
     eta_grid: Grid  # η itself: the unnormalised kinds work at very different scales
     many_seeds: int
     many_steps: int
     many_grid: Grid
-    # smallest m: one nested draw per (d, seed), the m grid, a few c
+    # smallest m: one nested draw per (d, seed), the m grid (only m ≤ d is read), a few c
     m_d: tuple[int, ...]
     m_seeds: int
     m_grid: tuple[int, ...]
@@ -56,23 +54,24 @@ class SparseXorParams:
     ffnn_widths: tuple[int, ...]
     ffnn_seeds: int
     ffnn_steps: int
+    ffnn_batch: int = 128
 
 
 # fmt: off
 QUICK = SparseXorParams(
     one_step_d=(16, 64, 256, 1024, 4096, 16384, 65536), one_step_seeds=16, c_grid=(-2.0, 8.0, 4),
-    kinds_d=512, kinds_seeds=16, eta_grid=(-8.0, 18.0, 4),
+    kinds_d=(512, 128), kinds_seeds=16, eta_grid=(-8.0, 18.0, 4),
     many_seeds=10, many_steps=100, many_grid=(-8.0, 16.0, 1),
-    m_d=(16, 64, 256, 1024, 4096, 16384, 65536, 2**18, 2**20), m_seeds=8,
-    m_grid=(2, 3, 4, 6, 8, 11, 16, 22, 32, 45, 64), m_c_grid=(0.0, 6.0, 1 / 3),
+    m_d=(16, *(2**k for k in range(6, 21))), m_seeds=12,
+    m_grid=(4, 6, 8, 11, 16, 22, 32, 45, 64), m_c_grid=(0.0, 6.0, 1 / 3),
     samples_d=(16, 32, 64, 128, 256, 512, 1024), samples_seeds=6, n_max_log2=18,
     ffnn_d=(16, 64, 256, 1024), ffnn_widths=(2, 4, 8), ffnn_seeds=4, ffnn_steps=1000,
 )
 PAPER = SparseXorParams(
     one_step_d=tuple(2**k for k in range(4, 21, 2)), one_step_seeds=64, c_grid=(-3.0, 10.0, 8),
-    kinds_d=4096, kinds_seeds=64, eta_grid=(-8.0, 20.0, 8),
+    kinds_d=(4096, 512), kinds_seeds=64, eta_grid=(-8.0, 20.0, 8),
     many_seeds=16, many_steps=2000, many_grid=(-8.0, 18.0, 2),
-    m_d=tuple(2**k for k in range(4, 23)), m_seeds=32,
+    m_d=tuple(2**k for k in range(4, 25)), m_seeds=32,
     m_grid=(2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 19, 22, 26, 32, 38, 45, 54, 64, 76, 90, 108, 128),
     m_c_grid=(0.0, 6.0, 1),
     samples_d=tuple(2**k for k in range(4, 13)), samples_seeds=24, n_max_log2=24,
@@ -82,28 +81,29 @@ PAPER = SparseXorParams(
 
 _SHARED = (
     "Project protocol (the paper publishes no experimental code or numbers); success = population loss "
-    f"≤ {SUCCESS.loss} and the weaker head ≥ {SUCCESS.mass} of its weight on its own target."
+    f"≤ {SUCCESS.loss} and the weaker head ≥ {SUCCESS.mass} of its weight on its own target; m* is "
+    "searched over m ≤ d only (at m > d the d embeddings are linearly independent, outside the paper's m ≪ d)."
 )
 DEVIATIONS = {
     "*": _SHARED + " Quick scale: fewer seeds and shorter grids than the paper plan.",
     "one-step": "d = 2^4..2^16 (paper plan 2^4..2^20), 16 seeds per d (8 choose c*, 8 judged).",
     "step-size": "c grid 10^-2..10^8 at 4 points a decade (paper plan 8 a decade).",
-    "kinds-one-step": "d = 512, 16 seeds (paper plan d = 4096, 64 seeds).",
-    "kinds-many-steps": "100 population steps, 10 seeds (paper plan 2,000 steps, 16 seeds).",
-    "polylog-m": "8 seeds per d; m grid 2..64 in steps of about √2 (paper plan 32 seeds, m to 128 "
-    "in steps of about 1.19, d to 2^22); c ∈ {1, 10^3, 10^6}.",
+    "kinds-one-step": "d = 512 and 128, 16 seeds (paper plan d = 4096 and 512, 64 seeds).",
+    "kinds-many-steps": "100 population steps, 10 seeds, d = 512 and 128 (paper plan 2,000 steps, 16 seeds).",
+    "polylog-m": "d = 2^6..2^20 at every power of 2, 12 seeds per d, m grid 4..64 in steps of about √2 "
+    "(paper plan d to 2^24, 32 seeds, m to 128 in steps of about 1.19); c ∈ {1, 10^3, 10^6}.",
     "samples": "d = 16..1024, 6 seeds, n ≤ 2^18 (paper plan d to 4096, 24 seeds, n ≤ 2^24).",
-    "ffnn": "d ∈ {16, 64, 256, 1024}, widths 2/4/8, 4 seeds, ≤ 1,000 Adam steps (paper plan d to 4096, "
-    "widths to 16, 8 seeds, 5,000 steps).",
+    "ffnn": "d ∈ {16, 64, 256, 1024}, widths 2/4/8, 4 seeds, ≤ 1,000 Adam steps of 128 strings (paper plan d to "
+    "4096, widths to 16, 8 seeds, 5,000 steps).",
 }
 
 PLANS: dict[str, Plan[SparseXorParams]] = {
-    "quick": Plan("quick", QUICK, deviations=DEVIATIONS, cost="about 2–4 CPU-minutes"),
+    "quick": Plan("quick", QUICK, deviations=DEVIATIONS, cost="about 3 CPU-minutes"),
     "paper": Plan("paper", PAPER, deviations={"*": _SHARED},
-                  cost="about 10 CPU-hours (the m scan at d ≥ 2^21, redrawn per pass, dominates)"),
+                  cost="roughly 10–20 CPU-hours (an estimate): the m scan at d ≥ 2^22 dominates and needs 8–16 GB a "
+                  "worker with two_head_scaling.CACHE_BYTES and GROUP_BYTES raised"),
 }  # fmt: skip
 
 __all__ = [
-    "KIND_LABELS", "PAPER", "PLANS", "QUICK", "RIVALS", "SEED_FRACTION", "STRICT_LOSS", "STRICT_MASS",
-    "SUCCESS", "SparseXorParams",
+    "KIND_LABELS", "PAPER", "PLANS", "QUICK", "RIVALS", "SEED_FRACTION", "SUCCESS", "SparseXorParams",
 ]  # fmt: skip
