@@ -106,7 +106,9 @@ def test_blind_predictor_knows_the_format_not_the_sum():
     first = torch.zeros_like(rows.mask)
     first[:, 5] = True
     digit0 = rows.targets[:, 5]
-    assert blind_rate(table, rows, first) == pytest.approx(float(torch.bincount(digit0).max()) / len(digit0))
+    assert blind_rate(table, rows, first) == pytest.approx(
+        float(torch.bincount(digit0).max()) / len(digit0)
+    )
     assert blind_rate(table, rows, first) < 0.15
     # published scoring: a predictor that never reads the addends scores far above 0.1 per digit (issue 21)
     full = torch.cat([rows.inputs, rows.targets[:, -1:]], 1)
@@ -120,7 +122,9 @@ def test_blind_predictor_of_modular_addition_is_one_over_p():
     full = torch.stack([a, b, (a + b) % p], 1)
     mask = torch.tensor([[False, True]]).expand(p * p, 2)
     rows = lm_batch(full, mask)
-    assert blind_rate(blind_table(rows, p), rows) == pytest.approx(1 / p)  # every answer once per b: ties
+    assert blind_rate(blind_table(rows, p), rows) == pytest.approx(
+        1 / p
+    )  # every answer once per b: ties
 
 
 def test_blind_predictor_fitted_elsewhere_does_not_overfit_the_rows():
