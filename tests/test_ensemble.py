@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -179,7 +180,13 @@ GPT_RUN = {
 def test_group_job_equals_separate_runs(tmp_path, monkeypatch):
     monkeypatch.setattr(ensemble, "MODE", "stacked")
     alone = {p["run_id"]: execute_run(p) for p in _payloads(tmp_path, "alone", GPT_RUN)}
+    t0 = time.perf_counter()
     together = ensemble._Group(_payloads(tmp_path, "together", GPT_RUN)).run()
+    wall = time.perf_counter() - t0
+    # each member's seconds are its share of the group's time: together they are the group's wall
+    # time, not K times it (the power analysis prices added units from these)
+    shares = sum(r["seconds"] for r in together.values())
+    assert 0.5 * wall < shares <= wall * 1.01
     assert set(alone) == set(together)
     for run_id, a in alone.items():
         b = together[run_id]

@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from learnability.measure.algorithmic import decimal_scores, majority_rate, needle_by_m
+from learnability.measure.algorithmic import (
+    blind_rate,
+    blind_table,
+    decimal_scores,
+    majority_rate,
+    needle_by_m,
+)
 from learnability.tasks import build_task
 from learnability.tasks.algorithmic import DecimalAddConfig, DecimalAddTask, NeedleConfig, lm_batch
 from learnability.tasks.base import Batch
@@ -87,3 +93,44 @@ def test_majority_rate():
         torch.tensor([[False, True]] * 4),
     )
     assert majority_rate(batch) == 0.75
+
+
+def test_blind_predictor_knows_the_format_not_the_sum():
+    task = build_task(DecimalAddConfig(digits=2, test_size=4), data_seed=0)
+    rows = task.fresh_set(16384, seed=1)
+    table = blind_table(rows, 31)
+    # after the stop comes padding and after a carry digit the stop: read off the current token, always right
+    after_stop = (rows.inputs == DecimalAddTask.STOP) & rows.mask
+    assert after_stop.any() and blind_rate(table, rows, after_stop) == 1.0
+    # the first answer digit (predicted at `=`) is the last digit of a + b: no better than its most common value
+    first = torch.zeros_like(rows.mask)
+    first[:, 5] = True
+    digit0 = rows.targets[:, 5]
+    assert blind_rate(table, rows, first) == pytest.approx(
+        float(torch.bincount(digit0).max()) / len(digit0)
+    )
+    assert blind_rate(table, rows, first) < 0.15
+    # published scoring: a predictor that never reads the addends scores far above 0.1 per digit (issue 21)
+    full = torch.cat([rows.inputs, rows.targets[:, -1:]], 1)
+    published = DecimalAddTask.published_mask(full)
+    assert 0.55 < blind_rate(blind_table(rows, 31, published), rows, published) < 0.7
+
+
+def test_blind_predictor_of_modular_addition_is_one_over_p():
+    p = 29
+    a, b = (x.reshape(-1) for x in torch.meshgrid(torch.arange(p), torch.arange(p), indexing="ij"))
+    full = torch.stack([a, b, (a + b) % p], 1)
+    mask = torch.tensor([[False, True]]).expand(p * p, 2)
+    rows = lm_batch(full, mask)
+    assert blind_rate(blind_table(rows, p), rows) == pytest.approx(
+        1 / p
+    )  # every answer once per b: ties
+
+
+def test_blind_predictor_fitted_elsewhere_does_not_overfit_the_rows():
+    """Needle at k = 30: 900 (position, query) cells. Scored on the rows it was fitted on, the per-cell maxima
+    overfit (≈ 0.14); fitted on other draws it scores about 1/127, a value's chance."""
+    task = build_task(NeedleConfig(max_pairs=30, test_size=100), data_seed=0)
+    fit, rows = task.fresh_set(8192, seed=1), task.fresh_set(4096, seed=2)
+    assert blind_rate(blind_table(rows, 256), rows) > 0.1
+    assert blind_rate(blind_table(fit, 256), rows) < 0.03

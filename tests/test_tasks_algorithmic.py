@@ -52,23 +52,28 @@ def test_mod_add_split_sizes_and_answers():
     assert {int(x) * 199 + int(y) for x, y in s.inputs.tolist()} <= train_codes
 
 
-def test_needle_format():
-    task = build_task(NeedleConfig(test_size=300), data_seed=1)
-    assert (task.vocab_size, task.seq_len) == (256, 62)
+@pytest.mark.parametrize("k", [30, 2])
+def test_needle_format(k):
+    """The published format at every k: markers are the k ids 128..128+k-1, the query is marker + k."""
+    task = build_task(NeedleConfig(max_pairs=k, test_size=100 if k == 2 else 300), data_seed=1)
+    assert (task.vocab_size, task.seq_len) == (256, 2 * k + 2)
     b = task.sample(400, _gen(2))
     _check_lm_layout(task, b)
     assert (b.mask.sum(1) == 1).all()
     full = torch.cat([b.inputs, b.targets[:, -1:]], 1)
+    seen = set()
     for row, mask in zip(full.tolist(), b.mask.tolist()):
         q = mask.index(True)  # the query position
         m = q // 2
         markers, values = row[0:q:2], row[1:q:2]
-        assert 1 <= m <= 30 and len(set(markers)) == m
-        assert all(128 <= t <= 157 for t in markers) and all(1 <= v <= 127 for v in values)
+        assert 1 <= m <= k and len(set(markers)) == m
+        assert all(128 <= t < 128 + k for t in markers) and all(1 <= v <= 127 for v in values)
         query = row[q]
-        assert 158 <= query <= 187
-        assert row[q + 1] == values[markers.index(query - 30)]
+        assert 128 + k <= query < 128 + 2 * k
+        assert row[q + 1] == values[markers.index(query - k)]
         assert all(t == 0 for t in row[q + 2 :])
+        seen.update(markers)
+    assert seen == set(range(128, 128 + k))
 
 
 def test_decimal_add_answers_and_scored_digits():

@@ -43,6 +43,7 @@ from learnability.sweep.jobs import RunContext, register_job
 from learnability.tasks import Task, build_task
 from learnability.tasks.algorithmic import (
     DecimalAddConfig,
+    DecimalAddTask,
     MemoriseConfig,
     ModAddConfig,
     NeedleConfig,
@@ -91,7 +92,7 @@ def task_shape(task: Any) -> tuple[int, int]:
     if name == "memorise":
         return max(task.n_keys * (2 if task.offset_y else 1), task.n_values), 2
     if name == "needle":
-        return 256, (63 if task.max_pairs == 30 else 2 * task.max_pairs + 3) - 1
+        return 256, 2 * task.max_pairs + 2
     if name == "decimal_add":
         return 31, 3 * task.digits + 3
     if name == "parens":
@@ -170,6 +171,14 @@ def task_diagnostics(
     name = config.task.name
     test = task.test_set()
     out: dict[str, Any] = {}
+    fresh: Batch | None = None
+    if (
+        name == "mod_add"
+    ):  # a fixed split: its "training distribution" is every pair, train and test
+        fresh = task.make_batch(torch.arange(task.p**2))  # type: ignore[attr-defined]
+        out["fresh_acc"] = task.accuracy(
+            _onehot(predictions(model, fresh, device), task.vocab_size), fresh
+        )
     if isinstance(task, StreamedTask):
         fresh = task.fresh_set(config.fresh_size, seed=_data_seed(config) + 7)
         fresh_pred = predictions(model, fresh, device)
@@ -180,15 +189,46 @@ def task_diagnostics(
         out["fresh_majority_rate"] = diag.majority_rate(fresh)
     if name in ("needle", "decimal_add", "parens"):
         pred = predictions(model, test, device)
+        assert fresh is not None  # streamed tasks drew it above
         if name == "needle":
             out.update(diag.needle_by_m(pred, test))
             out["fresh_copy_baseline"] = diag.needle_by_m(fresh_pred, fresh)["copy_baseline"]
         if name == "decimal_add":
             out.update(diag.decimal_scores(pred, test, config.task.digits))  # type: ignore[union-attr]
             fresh_scores = diag.decimal_scores(fresh_pred, fresh, config.task.digits)  # type: ignore[union-attr]
-            out["fresh_acc_published"] = fresh_scores["acc_published"]
+            out["fresh_acc_published"], out["fresh_acc_full"] = (
+                fresh_scores["acc_published"],
+                fresh_scores["acc_full"],
+            )
     if name == "mod_add":
         out["chance"] = 1.0 / task.vocab_size
+    out.update(blind_lines(task, config, fresh))
+    return out
+
+
+BLIND_ROWS = 8192  # fresh draws the input-blind predictor is fitted on (streamed tasks)
+
+
+def blind_lines(task: Any, config: RandomRunConfig, fresh: Batch | None) -> dict[str, float]:
+    """The chance lines: the best input-blind predictor (`measure.algorithmic.blind_table`), fitted on every
+    pair (modular addition) or on fresh draws, scored on the test rows and on the fresh rows under the task's
+    scoring — for decimal addition also under the published and the full scoring."""
+    if isinstance(task, StreamedTask):
+        fit = task.fresh_set(BLIND_ROWS, seed=_data_seed(config) + 19)
+    elif config.task.name == "mod_add":
+        fit = task.make_batch(torch.arange(task.p**2))
+    else:
+        return {}
+    masks: dict[str, Any] = {"acc": lambda b: b.mask}
+    if config.task.name == "decimal_add":
+        masks["published"] = lambda b: DecimalAddTask.published_mask(diag.full_rows(b))
+        masks["full"] = lambda b: b.targets >= DecimalAddTask.ANSWER0
+    out = {}
+    for key, mask in masks.items():
+        table = diag.blind_table(fit, task.vocab_size, mask(fit))
+        for prefix, rows in (("", task.test_set()), ("fresh_", fresh)):
+            if rows is not None:
+                out[f"{prefix}blind_{key}"] = diag.blind_rate(table, rows, mask(rows))
     return out
 
 
@@ -201,17 +241,41 @@ def _data_seed(config: RandomRunConfig) -> int:
     return config.seed if config.data_seed is None else config.data_seed
 
 
+def fano_bits(hits: float, items: int, n_values: int) -> float:
+    """A lower bound on the information (bits) predictions with `hits` right out of `items` uniformly random
+    values carry about them: by Fano's inequality each item's H(v | prediction) ≤ h(e) + e·log2(M − 1) at
+    error rate e, so I ≥ items · (log2 M − h(e) − e·log2(M − 1)) (per-item error rates only loosen it, h being
+    concave); exact when wrong predictions are spread evenly over the other values. ≥ 0 by construction."""
+    e = 1.0 - hits / items
+    h = -sum(q * math.log2(q) for q in (e, 1.0 - e) if q > 0)
+    return items * max(math.log2(n_values) - h - e * math.log2(n_values - 1), 0.0)
+
+
 def memorisation(task: Any, test_acc: float, n_trainable: int) -> dict[str, Any]:
-    """Hits, chance hits and bits stored (raw and chance-corrected), per trainable parameter."""
-    items = len(task.values)
+    """Hits, bits stored and per trainable parameter — the Fano lower bound (the headline), the published hits ×
+    log2 M and the hits above chance × log2 M — beside the two predictors that store (almost) nothing: the best
+    input-blind one (the most common value) and the best per-key one (each x's, or each y's, most common value:
+    at most n_keys · log2 M bits)."""
+    items, n = len(task.values), task.config.n_keys
     n_values = task.config.n_values
     bits_each = math.log2(n_values)
     hits = round(test_acc * items)
     chance = items / n_values
+    table = task.values.view(n, n)
+    per_key = max(
+        int(sum(torch.bincount(row, minlength=n_values).max() for row in t))
+        for t in (table, table.T)
+    )
     return {
         "items": items,
         "hits": hits,
         "chance_hits": chance,
+        "blind_hits": int(torch.bincount(task.values).max()),
+        "per_key_hits": per_key,
+        "per_key_fano_bits": fano_bits(per_key, items, n_values),
+        "per_key_max_bits": n * bits_each,
+        "bits_fano": fano_bits(hits, items, n_values),
+        "bits_per_param_fano": fano_bits(hits, items, n_values) / n_trainable,
         "bits_stored_raw": hits * bits_each,
         "bits_stored": max(hits - chance, 0.0) * bits_each,
         "bits_per_param_raw": hits * bits_each / n_trainable,
@@ -350,6 +414,8 @@ def language_metrics(
 __all__ = [
     "PROBES",
     "RandomRunConfig",
+    "blind_lines",
+    "fano_bits",
     "fit_model_to_task",
     "gpu_hours",
     "memorisation",

@@ -12,6 +12,12 @@ All functions take teacher-forced predictions `pred` (B, T) (argmax of the logit
   the stop token, and whole-sum exact match (every answer digit and the stop right).
 - `majority_rate`: the share of the most frequent answer at the scored positions (the line a constant
   guess reaches, e.g. "unbalanced" for brackets).
+- `blind_table` / `blind_rate`: the chance line of every task — the best *input-blind* predictor under a
+  scoring mask: one that reads only the position and the token it sits on (under teacher forcing that is the
+  previous answer token, so it knows that padding follows the stop and the stop follows a carry digit), never
+  the problem. `blind_table` fits it (the most frequent target per (position, token) cell, ties shared) on a
+  large sample of the rows' distribution; `blind_rate` scores it on the rows in question, so its cell maxima
+  cannot overfit them (on a 43-row test set with 29 cells they would).
 """
 
 from __future__ import annotations
@@ -84,4 +90,39 @@ def majority_rate(batch: Batch) -> float:
     return float(torch.bincount(answers).max()) / answers.numel()
 
 
-__all__ = ["decimal_scores", "full_rows", "majority_rate", "needle_by_m"]
+def blind_table(batch: Batch, vocab: int, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """(T, vocab, vocab): per (position, current token) cell of `batch` on `mask`, the credit the best
+    predictor of that cell earns for each target — 1/k for each of its k most frequent targets (a tie broken at
+    random), else 0."""
+    mask = batch.mask if mask is None else mask
+    assert mask is not None
+    t = mask.shape[1]
+    position = torch.arange(t).expand_as(mask)[mask]
+    cell = (position * vocab + batch.inputs[mask]) * vocab + batch.targets[mask]
+    counts = torch.bincount(cell, minlength=t * vocab * vocab).view(t, vocab, vocab)
+    best = (counts == counts.max(-1, keepdim=True).values) & (counts > 0)
+    return best / best.sum(-1, keepdim=True).clamp_min(1)
+
+
+def blind_rate(table: torch.Tensor, batch: Batch, mask: torch.Tensor | None = None) -> float:
+    """Expected accuracy of the predictor `table` (from `blind_table`) on `batch` at `mask` (default: its scored
+    positions)."""
+    mask = batch.mask if mask is None else mask
+    assert mask is not None
+    position = torch.arange(mask.shape[1]).expand_as(mask).clamp_max(table.shape[0] - 1)
+    credit = table[
+        position,
+        batch.inputs.clamp_max(table.shape[1] - 1),
+        batch.targets.clamp_max(table.shape[2] - 1),
+    ]
+    return float(credit[mask].mean()) if mask.any() else float("nan")
+
+
+__all__ = [
+    "blind_rate",
+    "blind_table",
+    "decimal_scores",
+    "full_rows",
+    "majority_rate",
+    "needle_by_m",
+]

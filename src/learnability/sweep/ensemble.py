@@ -431,10 +431,10 @@ class _Member:
 
     def _park(self, trainer: Trainer, data_seed: int, init_seed: int | None) -> TrainResult:
         self.trainer, self.data_seed, self.state = trainer, int(data_seed), "parked"
-        self.busy -= time.perf_counter()
+        self.busy += time.perf_counter()  # the parked interval is taken off `busy`: another's time
         self.group.back.release()
         self.go.acquire()
-        self.busy += time.perf_counter()
+        self.busy -= time.perf_counter()
         answer, self.answer, self.trainer = self.answer, None, None
         if isinstance(answer, BaseException):
             raise answer

@@ -9,9 +9,10 @@ Formats (token ids follow the published code where it fixed them):
 - `mod_add`: S = [a, b, (a+b) mod p], vocab p (199). All p² pairs are split once, with the data seed, into
   floor(0.95 p²) training and the rest test pairs (37,620 / 1,981 for p = 199). Only the answer is scored.
   Fixed dataset: `train_set()` is every training pair; `sample` draws training pairs with replacement.
-- `needle`: m ~ U{1..max_pairs} distinct markers (tokens 128..157), each followed by a value (1..127), then the
-  query token (its marker + 30, so 158..187) whose answer is that marker's value; right-padded with 0 to length 63,
-  vocab 256. One scored position (the query). Copying a random value in context scores E[1/m] ≈ 0.133.
+- `needle`: m ~ U{1..k} distinct markers (k = max_pairs; tokens 128..128+k-1, as the published code draws them
+  from its k keys), each followed by a value (1..127), then the query token (its marker + k) whose answer is that
+  marker's value; right-padded with 0 to length 2k + 3 (63 at k = 30), vocab 256. One scored position (the
+  query). Copying a random value in context scores E[1/m] ≈ 0.133 at k = 30.
 - `decimal_add`: a, b with `digits` digits (leading digit non-zero, as published), written least significant digit
   first: digits 0..9 are tokens 0..9, `+` = 10, `=` = 11, answer digits (reversed) are tokens 20..29, stop = 30,
   padding = 12; length 3·digits + 4, vocab 31. Trained and scored (`mask`): every answer digit *including the
@@ -409,13 +410,13 @@ class NeedleTask(StreamedTask):
     """Needle in a haystack: recall the value written after the queried marker."""
 
     vocab_size = 256
-    PAD, VALUE_LOW, VALUE_HIGH, MARKER0, QUERY_SHIFT = 0, 1, 127, 128, 30
+    PAD, VALUE_LOW, VALUE_HIGH, MARKER0 = 0, 1, 127, 128
 
     def __init__(self, config: NeedleConfig, data_seed: int = 0) -> None:
         _check_positive("needle.max_pairs", config.max_pairs, 1, 30)
         self.config = config
         self.max_pairs = config.max_pairs
-        self.full_len = 63 if config.max_pairs == 30 else 2 * config.max_pairs + 3
+        self.full_len = 2 * config.max_pairs + 3
         self.seq_len = self.full_len - 1
         self.test_size = config.test_size
         self._build_test(data_seed)
@@ -423,8 +424,8 @@ class NeedleTask(StreamedTask):
     def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         k = self.max_pairs
         m = torch.randint(1, k + 1, (count,), generator=generator)
-        # distinct markers: the first m entries of a random permutation of the 30 marker ids
-        markers = torch.rand(count, 30, generator=generator).argsort(1)[:, :k] + self.MARKER0
+        # distinct markers: a random permutation of the k marker ids (the published code's k keys)
+        markers = torch.rand(count, k, generator=generator).argsort(1) + self.MARKER0
         values = torch.randint(self.VALUE_LOW, self.VALUE_HIGH + 1, (count, k), generator=generator)
         pick = (
             torch.rand(count, generator=generator) * m
@@ -435,7 +436,7 @@ class NeedleTask(StreamedTask):
         full[:, 0 : 2 * k : 2] = torch.where(used, markers, self.PAD)
         full[:, 1 : 2 * k : 2] = torch.where(used, values, self.PAD)
         rows = torch.arange(count)
-        full[rows, 2 * m] = markers[rows, pick] + self.QUERY_SHIFT
+        full[rows, 2 * m] = markers[rows, pick] + k  # the published query id: marker + k
         full[rows, 2 * m + 1] = values[rows, pick]
         mask = torch.zeros(count, self.full_len - 1, dtype=torch.bool)
         mask[rows, 2 * m] = True
