@@ -30,6 +30,7 @@ _SMALL = {
     "fresh_size": 16, "per_length": 4, "completions": 4, "refits": 1, "directions": 2,
     "sharpness_directions": 2, "select_size": 16, "sign_samples": 8, "control_draws": 8,
     "count": 8, "models": 4, "every": 1, "chunk": 16, "stop_after": 1, "n_keys": 16, "n_values": 16,
+    "budget": 1, "after_fit": 1,
 }  # fmt: skip
 _WIDTH = {"d_model": 16, "d_ff": 16, "width": 8, "target_width": 4}
 _LISTS = ("n_grid", "m_grid", "ns", "radii", "pca_ks", "subspace_k", "eps", "margins")
@@ -42,6 +43,9 @@ def _shrink(data: Any, key: str = "") -> Any:
             out["per_decade"] = min(out["per_decade"], 0.5)
         if out.get("name") == "language":  # the tokenizer: fewer merges to learn
             out["vocab_size"] = min(out.get("vocab_size", 300), 300)
+        # the scratchpad decodes n steps of up to 2n tokens each: its n is a size (not in the kind)
+        if out.get("mode") in ("autoregressive", "plain") and "n" in out:
+            out["n"] = min(out["n"], 16)
         if out.get("generation_device") == "auto":
             out["generation_device"] = "cpu"
         return out

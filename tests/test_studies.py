@@ -30,8 +30,8 @@ from learnability.studies.pipeline import pick_scale
 # (runs, sha256 of the sorted "sweep\tstudy\trun_id" lines), frozen from main's expansion of every study
 # at every scale (commit 9f2ffc8, before the studies were restructured into one layout)
 FROZEN = {
-    "sensitivity/quick": (93, "7d4ba4f95bcaa2e188dd227449915800810c63ce893c282193e82a893540ed4e"),
-    "sensitivity/paper": (1910, "33706d3cec54aa71e396929af5aa0755cb21341bfe443f9887dab789c234d2b4"),
+    "sensitivity/quick": (122, "94860fe2a6eec88a4ac58994a852e31bea1cbd52145f781521b003a0ee330884"),
+    "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
     "volume/quick": (213, "8befe953d660fe19fd72bb32150c7bc75bcef15b80d0261782f004fda13a47cd"),
     "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
     # sparse_xor: regenerated for the science round (issues 20/21: m* over 2^6..2^20 at every power of 2 with 12

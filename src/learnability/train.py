@@ -17,7 +17,8 @@
   criterion that is set holds (test loss < converge_loss, test accuracy ≥ converge_acc). A non-finite loss stops
   the run as "diverged" — `fit` never raises for it.
 - `eval_hook(step, model) -> dict` adds metrics to each evaluation row (the train job uses it to track
-  measurements during training); it must not change the model or use the data generator. With
+  measurements during training); it must not change the model or use the data generator. A hook that
+  returns `"stop": True` ends the run there (status "stopped": a budget the hook decides). With
   `eval_at_start`, a fresh (not resumed) run also scores the untrained model: a first row at step 0 with
   test_loss, test_acc and the hook's metrics (no train loss yet).
 - Determinism: all randomness comes from explicit generators, so the same init seed (`seeded_model`) and data seed
@@ -129,7 +130,7 @@ class TrainConfig:
 
 @dataclass
 class TrainResult:
-    status: Literal["converged", "finished", "diverged"]
+    status: Literal["converged", "finished", "diverged", "stopped"]
     steps: int
     history: list[dict[str, float]]
     final: dict[str, float]
@@ -529,11 +530,14 @@ class Run:
             if t.eval_hook is not None and math.isfinite(last["loss"]):
                 row.update(t.eval_hook(step, t.model))
                 t.model.train()
+            stop = bool(row.pop("stop", False))
             t._record(state, step, row, self.bar)
             if not math.isfinite(last["loss"]):
                 self.status = "diverged"
             elif t._converged(last):
                 self.status, self.converged_step = "converged", step
+            elif stop:
+                self.status = "stopped"
             state["last_eval"] = last
         if (
             self.ckpt is not None

@@ -9,7 +9,8 @@ Zoo functions build their tables straight from per-bit tables (no (2^n, n) matri
 16 MB, not 400 MB. Real-valued functions (MEAN) are allowed but flagged `real_valued`; analyses that need
 Boolean values reject them with a `UserError`.
 
-Majority tie rule: for even n, a tie (exactly n/2 ones) maps to 1, i.e. MAJ(x) = [Σx ≥ n/2].
+Majority tie rule: for even n, a tie (exactly n/2 ones) maps to 1, i.e. MAJ(x) = [Σx ≥ n/2];
+`majority:ties=0` maps it to 0, MAJ(x) = [Σx > n/2] (Hahn & Rofin's published code).
 """
 
 from __future__ import annotations
@@ -232,11 +233,15 @@ def sparse_parity(
     )
 
 
-def majority(n: int) -> BooleanFunction:
-    """MAJ(x) = [Σx ≥ n/2]: ties (even n) go to 1."""
+def majority(n: int, ties: int = 1) -> BooleanFunction:
+    """MAJ(x) = [Σx ≥ n/2]: ties (even n) go to `ties` (1, or 0 as in Hahn & Rofin's code: [Σx > n/2])."""
+    if ties not in (0, 1):
+        raise UserError(f"majority ties={ties!r} is not allowed; a tie maps to 0 or 1")
+    off = 1 - ties  # 2Σx ≥ n + off: off = 1 makes a tie (2Σx = n) fall below
     return BooleanFunction(
-        n, "majority", fn=lambda x: (2 * x.sum(axis=1, dtype=np.int64) >= n).astype(np.uint8),
-        table_fn=lambda m: (2 * popcount_table(m).astype(np.int32) >= m).astype(np.uint8),
+        n, "majority", fn=lambda x: (2 * x.sum(axis=1, dtype=np.int64) >= n + off).astype(np.uint8),
+        table_fn=lambda m: (2 * popcount_table(m).astype(np.int32) >= m + off).astype(np.uint8),
+        params={} if ties == 1 else {"ties": 0},
     )  # fmt: skip
 
 
@@ -351,6 +356,7 @@ _PARAM_KINDS = {
     "k": "int",
     "i": "int",
     "t": "int",
+    "ties": "int",
     "seed": "seed",
     "p": "probability",
     "support": "indices",

@@ -1,24 +1,28 @@
 """Jobs of the `sensitivity` study (Hahn & Rofin 2024; docs/studies/sensitivity.md).
 
 Every job trains through the shared `Trainer` and measures with `learnability.measure`; none has a
-training loop of its own.
+training loop of its own. A job's `data_seed` defaults to its `seed`: the published code draws the
+initial weights and the data stream from one `random_state`, so a seed is one independent unit.
 
-- `sensitivity.train` (`MeasuredTrainConfig`): a Boolean task for the configured number of steps (the
-  paper's budget: no early stop unless `train.converge_loss` is set). Measured three times: at
-  initialisation (`init`: norm, blowup, C), at the first evaluation whose test MSE < `fit_loss`
-  (`at_fit`: everything, plus `fit_step`) and at the end (top level). An early-stopped run ("until fit")
-  is bit-identical to this run up to `fit_step` and ends there, so `at_fit` is what it would measure:
-  one run serves both training budgets.
+- `sensitivity.train` (`MeasuredTrainConfig`): a Boolean task with a fixed budget of `budget` steps.
+  Measured at initialisation (`init`: norm, blowup, C), at the first evaluation whose test MSE <
+  `fit_loss` (`at_fit`, plus `fit_step`), `after_fit` steps later (`after_fit_state`: the same time since
+  the fit in every run) and at the budget (top level). A run that has not reached fit + `after_fit` by
+  the budget trains on until it does, at most to `train.steps`; light measurements (test loss, norm,
+  blowup) at every evaluation form `trajectory`. An early-stopped run ("until fit") is bit-identical
+  to this run up to `fit_step`, so `at_fit` is what it would measure.
 - `sensitivity.dynamics` (`DynamicsConfig`): loss (`probe_loss`, on the 0/1 target scale), Gaussian and
   sphere sharpness (±1 units), blowup and norm on one fixed batch at step 0 and every `every` steps,
   through the Trainer's evaluation hook; no early stop.
 - `sensitivity.generalisation` (`GeneralisationConfig`): a random function learned from `train_size`
-  strings; the learned function against random completions of the same data, then a fresh model refitted
-  to the learned function's table and to `refits` completions, each refit's sharpness measured.
+  strings (function, strings and initialisation all from the seed); the learned function against random
+  completions of the same data, then a fresh model refitted to the learned function's table and to
+  `refits` completions, each refit's sharpness measured.
 - `sensitivity.length` (`LengthConfig`): a Boolean task trained on lengths min_len..max_len with a
   length-invariant read-out, accuracy per length bucket (`learnability.measure.length`).
 - `sensitivity.scratchpad` (`ScratchpadConfig`): PARITY at n with the autoregressive prefix-parity
-  scratchpad (decoded on its own outputs) or plain, at the same budget.
+  scratchpad (decoded on its own outputs) or plain, at the same budget; sharpness, blowup and norm of
+  the trained model (the published Figure 11).
 
 Scales: sharpness and sensitivity are reported in ±1 output units (×4 for models trained on 0/1 targets).
 """
@@ -49,6 +53,7 @@ from learnability.measure.bounds import (
     sharpness_profile,
 )
 from learnability.measure.length import bucket_accuracy, check_length_setup, training_strings
+from learnability.measure.norms import positional_names
 from learnability.measure.scratchpad import scratchpad_accuracy
 from learnability.measure.sharpness import sharpness
 from learnability.models import BooleanTransformerConfig
@@ -66,20 +71,29 @@ EXACT_LIMIT = 16  # the model's own sensitivity is exact on all 2^n strings up t
 # output_scale and reference_radius live in measure.bounds (the named bound measures use them too)
 
 
+def gaussian_sharpness(model: nn.Module, task: Task, batch: Batch, eps: float, directions: int,
+                       seed: int, se: bool = False) -> Any:  # fmt: skip
+    """The published sharpness: mean loss increase under N(0, ε²) per coordinate, in ±1 units; with `se`,
+    (mean, its standard error over the directions): the measurement noise a trend is read against."""
+    est = sharpness(model, batch, lambda out, b: compute_loss(task.loss, out, b), rho=eps,
+                    kind="gaussian", directions=directions,
+                    generator=torch.Generator().manual_seed(seed + 7919))  # fmt: skip
+    mean, half = (
+        est.mean * output_scale(task),
+        (est.ci_high - est.ci_low) / 2 / 1.96 * output_scale(task),
+    )
+    return (mean, half) if se else mean
+
+
 def sharpness_pair(
     model: nn.Module, task: Task, batch: Batch, eps: float, directions: int, seed: int
 ) -> dict[str, float]:
-    """Gaussian (published: mean loss increase under N(0, ε²) per coordinate) and sphere sharpness at the
-    same radius ρ = ε√P (output change), both in ±1 units."""
-    scale = output_scale(task)
-    gauss = sharpness(model, batch, lambda out, b: compute_loss(task.loss, out, b), rho=eps,
-                      kind="gaussian", directions=directions,
-                      generator=torch.Generator().manual_seed(seed + 7919))  # fmt: skip
+    """Gaussian (published) and sphere sharpness at the same radius ρ = ε√P (output change), ±1 units."""
     rho = reference_radius(model, eps)
     sphere = sharpness(model, batch, rho=rho, kind="sphere", directions=directions,
                        generator=torch.Generator().manual_seed(seed + 104_729))  # fmt: skip
-    return {"sharpness_gauss": gauss.mean * scale, "sharpness_sphere": sphere.mean * scale,
-            "rho0": rho}  # fmt: skip
+    return {"sharpness_gauss": gaussian_sharpness(model, task, batch, eps, directions, seed),
+            "sharpness_sphere": sphere.mean * output_scale(task), "rho0": rho}  # fmt: skip
 
 
 def blowups(model: nn.Module, inputs: torch.Tensor, device: torch.device) -> dict[str, float]:
@@ -89,9 +103,17 @@ def blowups(model: nn.Module, inputs: torch.Tensor, device: torch.device) -> dic
             "blowup_published": published.mean}  # fmt: skip
 
 
+def norms(model: nn.Module) -> dict[str, float]:
+    """‖θ‖ without positional parameters, and of the weight matrices alone (no LayerNorm gains, biases)."""
+    skip = positional_names(model)
+    matrices = sum(float(p.detach().double().pow(2).sum()) for n, p in model.named_parameters()
+                   if p.dim() >= 2 and n not in skip)  # fmt: skip
+    return {"param_norm": parameter_norm(model), "param_norm_matrices": matrices**0.5}
+
+
 def init_measures(model: nn.Module, batch: Batch, device: torch.device) -> dict[str, float]:
     """What the trained model is compared with: its own initialisation."""
-    return {"param_norm": parameter_norm(model), **blowups(model, batch.inputs, device),
+    return {**norms(model), **blowups(model, batch.inputs, device),
             "log10_C": lipschitz_scaled(model)["log10_C"],
             "log10_C_unscaled": lipschitz_constant(model)["log10_C"]}  # fmt: skip
 
@@ -99,20 +121,24 @@ def init_measures(model: nn.Module, batch: Batch, device: torch.device) -> dict[
 # -- sensitivity.train -----------------------------------------------------------------------------------
 @dataclass
 class MeasuredTrainConfig:
-    """A Boolean task trained for `train.steps`, measured at init, at fit and at the end (module doc)."""
+    """A Boolean task with a fixed budget, measured at init, at fit, `after_fit` steps later and at the
+    budget (module doc). `train.steps` is the most a run may train to reach fit + `after_fit`."""
 
     task: BooleanTaskConfig = field(default_factory=BooleanTaskConfig)
     model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
+    budget: int | None = None  # the fixed budget (None: train.steps)
+    after_fit: int = 0  # steps after the fit of the `after_fit_state` measurement
     fit_loss: float = 1e-3  # the published criterion: test MSE (0/1 scale) below this = fitted
     measure_batch: int = 1024  # test strings the measurements use
     sharpness_eps: float = (
         0.02  # σ of the published Gaussian perturbation; sphere radii scale with ε√P
     )
-    directions: int = 16
+    directions: int = 16  # Gaussian sharpness directions
+    profile_directions: int | None = None  # directions of the sphere profile (None: `directions`)
     radii: list[float] = field(default_factory=lambda: [0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0])
     seed: int = 0  # initialisation
-    data_seed: int = 0  # batches and test split
+    data_seed: int | None = None  # batches and test split (None: the seed)
     save_model: bool = True
 
 
@@ -122,18 +148,20 @@ def measure_trained(model: nn.Module, task: BooleanTask, config: MeasuredTrainCo
     test = task.test_set()
     batch = test.slice(0, config.measure_batch).to(device)
     scores = evaluate(model, task, test, device)
-    out: dict[str, Any] = {"test_loss": scores["loss"], "test_acc": scores["acc"],
-                           "param_norm": parameter_norm(model), **blowups(model, batch.inputs, device),
-                           "log10_C": lipschitz_scaled(model)["log10_C"],
-                           "log10_C_unscaled": lipschitz_constant(model)["log10_C"]}  # fmt: skip
-    out.update(
-        sharpness_pair(model, task, batch, config.sharpness_eps, config.directions, config.seed)
+    gauss, se = gaussian_sharpness(
+        model, task, batch, config.sharpness_eps, config.directions, config.seed, se=True
     )
-    radii = [m * out["rho0"] for m in config.radii]
-    profile = sharpness_profile(model, batch, radii, config.directions, config.seed + 31,
-                                output_scale(task))  # fmt: skip
-    out["radii"] = radii
-    out["sharpness_profile"] = [e.mean for e in profile]
+    out: dict[str, Any] = {"test_loss": scores["loss"], "test_acc": scores["acc"], **init_measures(model, batch, device),
+                           "sharpness_gauss": gauss, "sharpness_gauss_se": se}  # fmt: skip
+    rho0 = reference_radius(model, config.sharpness_eps)
+    radii = [m * rho0 for m in config.radii]
+    profile = sharpness_profile(model, batch, radii, config.profile_directions or config.directions,
+                                config.seed + 31, output_scale(task))  # fmt: skip
+    out.update(rho0=rho0, radii=radii, sharpness_profile=[e.mean for e in profile])
+    # the sphere sharpness at ε√P is the profile's point there (the same directions), else its own draw
+    out["sharpness_sphere"] = (out["sharpness_profile"][config.radii.index(1.0)] if 1.0 in config.radii
+                               else sharpness_pair(model, task, batch, config.sharpness_eps, config.directions,
+                                                   config.seed)["sharpness_sphere"])  # fmt: skip
     n = task.max_len
     scale = 1.0 if task.config.targets == "01" else 0.25
     if n <= EXACT_LIMIT:
@@ -150,29 +178,50 @@ def measure_trained(model: nn.Module, task: BooleanTask, config: MeasuredTrainCo
 @register_job("sensitivity.train", MeasuredTrainConfig)
 def train_job(config: MeasuredTrainConfig, ctx: RunContext) -> dict[str, Any]:
     device = resolve_device(ctx.device)
-    task = build_task(config.task, config.data_seed)
+    budget = config.budget or config.train.steps
+    if not 1 <= budget <= config.train.steps or config.after_fit < 0:
+        raise UserError(f"budget={budget}, after_fit={config.after_fit} are not allowed; need 1 ≤ budget ≤ "
+                        f"train.steps={config.train.steps} and after_fit ≥ 0")  # fmt: skip
+    data_seed = config.seed if config.data_seed is None else config.data_seed
+    task = build_task(config.task, data_seed)
     if not isinstance(task, BooleanTask) or task.output != "scalar":
         raise UserError("sensitivity.train needs a scalar Boolean task (no scratchpad)")
     model = seeded_model(config.model, config.seed, device)
-    init = init_measures(model, task.test_set().slice(0, config.measure_batch).to(device), device)
+    probe = task.test_set().slice(0, config.measure_batch).to(device)
+    init = init_measures(model, probe, device)
     snap: dict[str, Any] = {}
 
-    def at_fit(step: int, m: nn.Module) -> dict[str, Any]:
-        if snap:
-            return {}
-        if evaluate(m, task, task.test_set(), device)["loss"] < config.fit_loss:
+    def hook(step: int, m: nn.Module) -> dict[str, Any]:
+        loss = evaluate(m, task, task.test_set(), device)["loss"]
+        if "fit_step" not in snap and loss < config.fit_loss:
             snap.update(fit_step=step, at_fit=measure_trained(m, task, config, device))
-            return {"fitted": 1.0}
-        return {}
+        fit = snap.get("fit_step")
+        if fit is not None and "after_fit_state" not in snap and step >= fit + config.after_fit:
+            snap["after_fit_state"] = (
+                snap["at_fit"] if step == fit else measure_trained(m, task, config, device)
+            )
+        if step >= budget and "at_budget" not in snap:
+            snap["at_budget"] = measure_trained(m, task, config, device)
+        light = {
+            "param_norm": parameter_norm(m),
+            "blowup_paper": layernorm_blowup(m, probe.inputs, "paper", device).mean,
+        }
+        return {**light, "stop": "at_budget" in snap and "after_fit_state" in snap}  # fmt: skip
 
     result = Trainer(model, task, config.train, device, metrics_log=ctx.log,
-                     eval_hook=at_fit).fit(config.data_seed, config.seed)  # fmt: skip
-    metrics: dict[str, Any] = {"status": result.status, "steps": result.steps,
-                               "seconds": result.seconds, "init": init,
-                               "fit_step": snap.get("fit_step"), "at_fit": snap.get("at_fit")}  # fmt: skip
+                     eval_hook=hook).fit(data_seed, config.seed)  # fmt: skip
+    trajectory = [{"step": 0, "param_norm": init["param_norm"], "blowup_paper": init["blowup_paper"]}] + [
+        {k: row[k] for k in ("step", "test_loss", "param_norm", "blowup_paper") if k in row}
+        for row in result.history if "param_norm" in row]  # fmt: skip
+    metrics: dict[str, Any] = {"status": result.status, "steps": result.steps, "budget": budget,
+                               "seconds": result.seconds, "init": init, "fit_step": snap.get("fit_step"),
+                               "at_fit": snap.get("at_fit"), "after_fit": config.after_fit,
+                               "after_fit_state": snap.get("after_fit_state"), "trajectory": trajectory}  # fmt: skip
     metrics.update(target_summary(task))
-    if result.status != "diverged":
-        metrics.update(measure_trained(model, task, config, device))
+    if (
+        result.status != "diverged"
+    ):  # the state at the budget (measured now if training ended before it)
+        metrics.update(snap.get("at_budget") or measure_trained(model, task, config, device))
     if config.save_model:
         _save(Path(ctx.run_dir) / "model.pt", model, config)
     return json_safe(metrics, "string")
@@ -200,7 +249,7 @@ class DynamicsConfig:
     directions: int = 8
     sharpness_eps: float = 0.02
     seed: int = 0
-    data_seed: int = 0
+    data_seed: int | None = None  # None: the seed
 
 
 @register_job("sensitivity.dynamics", DynamicsConfig)
@@ -211,8 +260,9 @@ def dynamics_job(config: DynamicsConfig, ctx: RunContext) -> dict[str, Any]:
             "are not allowed; each must be ≥ 1"
         )
     device = resolve_device(ctx.device)
-    task = build_task(BooleanTaskConfig(function=config.function, n=config.n), config.data_seed)
-    probe = task.sample(config.probe, torch.Generator().manual_seed(10_007 + config.data_seed))
+    data_seed = config.seed if config.data_seed is None else config.data_seed
+    task = build_task(BooleanTaskConfig(function=config.function, n=config.n), data_seed)
+    probe = task.sample(config.probe, torch.Generator().manual_seed(10_007 + data_seed))
     probe = probe.to(device)
     model = seeded_model(config.model, config.seed, device)
 
@@ -231,7 +281,7 @@ def dynamics_job(config: DynamicsConfig, ctx: RunContext) -> dict[str, Any]:
     first = {"step": 0, **measure(0, model)}
     train = replace(config.train, eval_every=config.every, converge_loss=None, converge_acc=None)
     result = Trainer(model, task, train, device, metrics_log=ctx.log,
-                     eval_hook=measure).fit(config.data_seed, config.seed)  # fmt: skip
+                     eval_hook=measure).fit(data_seed, config.seed)  # fmt: skip
     trajectory = [first] + [row for row in result.history if "probe_loss" in row]
     return json_safe({"status": result.status, "steps": result.steps,
                     "test_loss": result.final.get("test_loss"), "test_acc": result.final.get("test_acc"),
@@ -245,7 +295,7 @@ class GeneralisationConfig:
 
     n: int = 7
     train_size: int = 32
-    function_seed: int = 0  # which random function
+    function_seed: int | None = None  # which random function (None: the seed)
     model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)  # the partial-data run
     refit: TrainConfig = field(default_factory=TrainConfig)  # every refit on a full truth table
@@ -253,8 +303,8 @@ class GeneralisationConfig:
     refits: int = 2  # random completions refitted (plus the learned function)
     directions: int = 16
     sharpness_eps: float = 0.02
-    seed: int = 0
-    data_seed: int = 0
+    seed: int = 0  # initialisation (and, by default, the function and the training strings)
+    data_seed: int | None = None  # which training strings (None: the seed)
 
 
 def completion_tables(
@@ -287,19 +337,20 @@ def generalisation_job(config: GeneralisationConfig, ctx: RunContext) -> dict[st
         )
     if n > 16:
         raise UserError(f"n={n} is not allowed for the generalisation job; refits need n ≤ 16")
-    spec = f"random:seed={config.function_seed}"
-    task = build_task(BooleanTaskConfig(function=spec, n=n, mode="fixed", train_size=config.train_size),
-                      config.data_seed)  # fmt: skip
+    fseed = config.seed if config.function_seed is None else config.function_seed
+    data_seed = config.seed if config.data_seed is None else config.data_seed
+    task = build_task(BooleanTaskConfig(function=f"random:seed={fseed}", n=n, mode="fixed",
+                                        train_size=config.train_size), data_seed)  # fmt: skip
     assert isinstance(task, BooleanTask)
     model = seeded_model(config.model, config.seed, device)
-    fit = Trainer(model, task, config.train, device).fit(config.data_seed, config.seed)
+    fit = Trainer(model, task, config.train, device).fit(data_seed, config.seed)
     learned = (model_outputs(model, n, device).cpu() > task.threshold).numpy().astype(np.uint8)
     train = task.train_set()
     assert train is not None
     codes = codes_of(train.inputs).numpy()
     labels = (train.targets.numpy() > 0.5).astype(np.uint8)
     comps = completion_tables(n, codes, labels, config.completions,
-                              1_000_003 * config.function_seed + 7 * config.seed + config.train_size)  # fmt: skip
+                              1_000_003 * fseed + 7 * config.seed + config.train_size)  # fmt: skip
     comp_as = table_sensitivity(comps, n)
     learned_as = float(table_sensitivity(learned[None], n)[0])
 
@@ -308,9 +359,9 @@ def generalisation_job(config: GeneralisationConfig, ctx: RunContext) -> dict[st
         path.parent.mkdir(parents=True, exist_ok=True)
         np.save(path, table.astype(np.uint8))
         full = build_task(BooleanTaskConfig(function=str(path), n=n, mode="fixed", train_size=2**n),
-                          config.data_seed)  # fmt: skip
+                          data_seed)  # fmt: skip
         m = seeded_model(config.model, config.seed, device)
-        r = Trainer(m, full, config.refit, device).fit(config.data_seed, config.seed)
+        r = Trainer(m, full, config.refit, device).fit(data_seed, config.seed)
         batch = full.test_set().to(device)
         return {**sharpness_pair(m, full, batch, config.sharpness_eps, config.directions, config.seed),
                 "loss": r.final.get("test_loss"), "acc": r.final.get("test_acc"),
@@ -336,7 +387,7 @@ class LengthConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
     per_length: int = 512  # test strings per length (all of them when there are fewer)
     seed: int = 0
-    data_seed: int = 0
+    data_seed: int | None = None  # None: the seed
 
 
 @register_job("sensitivity.length", LengthConfig)
@@ -347,13 +398,14 @@ def length_job(config: LengthConfig, ctx: RunContext) -> dict[str, Any]:
             "sensitivity.length needs task.min_len, task.max_len and task.length_buckets"
         )
     device = resolve_device(ctx.device)
-    task = build_task(config.task, config.data_seed)
+    data_seed = config.seed if config.data_seed is None else config.data_seed
+    task = build_task(config.task, data_seed)
     model = seeded_model(config.model, config.seed, device)
     result = Trainer(model, task, config.train, device, metrics_log=ctx.log).fit(
-        config.data_seed, config.seed
+        data_seed, config.seed
     )
     scores = bucket_accuracy(model, task, config.task.length_buckets, config.per_length,
-                             seed=1_000 + config.data_seed, device=device)  # fmt: skip
+                             seed=1_000 + data_seed, device=device)  # fmt: skip
     strings = training_strings(config.task.min_len, config.task.max_len,
                                config.train.steps * config.train.batch_size)  # fmt: skip
     return json_safe({"status": result.status, "steps": result.steps, "length_acc": scores["buckets"],
@@ -372,29 +424,38 @@ class ScratchpadConfig:
     model: BooleanTransformerConfig = field(default_factory=BooleanTransformerConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     test_size: int = 1024
+    measure_batch: int = 256  # test sequences of the sharpness / blowup measurements
+    directions: int = 32  # Gaussian sharpness directions
+    sharpness_eps: float = 0.02
     seed: int = 0
-    data_seed: int = 0
+    data_seed: int | None = None  # None: the seed
 
 
 @register_job("sensitivity.scratchpad", ScratchpadConfig)
 def scratchpad_job(config: ScratchpadConfig, ctx: RunContext) -> dict[str, Any]:
     device = resolve_device(ctx.device)
+    data_seed = config.seed if config.data_seed is None else config.data_seed
     model_config = config.model
     if config.mode == "autoregressive":
         task: Task = build_task(
-            ScratchpadParityConfig(n=config.n, test_size=config.test_size), config.data_seed
+            ScratchpadParityConfig(n=config.n, test_size=config.test_size), data_seed
         )
         model_config = replace(model_config, readout="all", causal=True, vocab_size=3,
                                max_len=max(model_config.max_len, 2 * config.n))  # fmt: skip
     else:
         task = build_task(BooleanTaskConfig(function="parity", n=config.n, test_size=config.test_size),
-                          config.data_seed)  # fmt: skip
+                          data_seed)  # fmt: skip
     model = seeded_model(model_config, config.seed, device)
+    init_norm = parameter_norm(model)
     result = Trainer(model, task, config.train, device, metrics_log=ctx.log).fit(
-        config.data_seed, config.seed
+        data_seed, config.seed
     )
-    out: dict[str, Any] = {"status": result.status, "steps": result.steps,
-                           "test_acc": result.final.get("test_acc")}  # fmt: skip
+    batch = task.test_set().slice(0, config.measure_batch).to(device)
+    # the published Figure 11: sharpness (teacher-forced loss on every scored position), blowup, norm
+    out: dict[str, Any] = {"status": result.status, "steps": result.steps, "test_acc": result.final.get("test_acc"),
+                           "init_param_norm": init_norm, **norms(model), **blowups(model, batch.inputs, device),
+                           "sharpness_gauss": gaussian_sharpness(model, task, batch, config.sharpness_eps,
+                                                                 config.directions, config.seed)}  # fmt: skip
     if config.mode == "autoregressive":
         bits = task.test_set().inputs[:, : config.n]
         out.update(scratchpad_accuracy(model, bits, device))
@@ -412,5 +473,5 @@ def scratchpad_job(config: ScratchpadConfig, ctx: RunContext) -> dict[str, Any]:
 
 __all__ = [
     "DynamicsConfig", "GeneralisationConfig", "LengthConfig", "MeasuredTrainConfig", "ScratchpadConfig",
-    "completion_tables", "measure_trained", "table_sensitivity",
+    "completion_tables", "gaussian_sharpness", "measure_trained", "norms", "table_sensitivity",
 ]  # fmt: skip

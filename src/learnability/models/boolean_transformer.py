@@ -23,7 +23,9 @@ parameters, and the random stream, are the same whichever is chosen): `ln_init` 
 "unit": every LayerNorm gain 1 and bias 0, as the public code of Bhattamishra et al. 2023 keeps them),
 `bias_init` ("scheme", or "zero": every bias of the attention and MLP linears 0, that code's default) and
 `readout_bias_init` ("scheme", or "zero": the read-out bias b of T(x) = wᵀy + b is 0). The defaults
-("scheme") are the historical behaviour.
+("scheme") are the historical behaviour. `layer_init="copy"` starts every block as a copy of the first
+(PyTorch's `nn.TransformerEncoder` deep-copies one layer, so Hahn & Rofin's published model starts so);
+the default "independent" draws each block on its own.
 
 Speed: without a trace, attention runs through `F.scaled_dot_product_attention` with a fused q/k/v
 projection, and since only one position is read, the last layer computes that position only (its keys
@@ -99,6 +101,10 @@ class BooleanTransformerConfig:
     readout_bias_init: Literal["scheme", "zero"] = field(
         default="scheme", metadata=HASH_OMIT_DEFAULT
     )
+    # "copy": every block starts as a copy of the first (nn.TransformerEncoder's deep copy)
+    layer_init: Literal["independent", "copy"] = field(
+        default="independent", metadata=HASH_OMIT_DEFAULT
+    )
 
     def __post_init__(self) -> None:
         self.validate()
@@ -114,6 +120,7 @@ class BooleanTransformerConfig:
         check_choice("ln_init", self.ln_init, ("scheme", "unit"))
         check_choice("bias_init", self.bias_init, ("scheme", "zero"))
         check_choice("readout_bias_init", self.readout_bias_init, ("scheme", "zero"))
+        check_choice("layer_init", self.layer_init, ("independent", "copy"))
         for name in ("n_layers", "n_heads", "d_model", "d_ff", "max_len", "vocab_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -229,6 +236,8 @@ class BooleanTransformer(nn.Module):
                 linear.bias.zero_()
         if c.readout_bias_init == "zero":
             self.readout.bias.zero_()
+        for block in self.blocks[1:] if c.layer_init == "copy" else []:
+            block.load_state_dict(self.blocks[0].state_dict())
 
     def positional_parameter_names(self) -> set[str]:
         return {"position_embedding.weight"} if self.config.positions == "learned" else set()

@@ -1,10 +1,6 @@
 """Study `sensitivity`: Hahn & Rofin (ACL 2024), "Why are Sensitive Functions Hard for Transformers?"
-(arXiv 2402.09963). Protocol, claims and verdicts: docs/studies/sensitivity.md.
-
-The declaration, in the layout every study shares: `plan` (the parameters and the `quick` / `paper`
-plans, with what quick changes per claim), `sweeps` (seven sweeps of the jobs in
-`learnability.jobs.sensitivity`), `evidence`, `claims`, `exhibits`.
-"""
+(arXiv 2402.09963), in the layout every study shares (`plan`, `sweeps`, `evidence`, `claims`, `exhibits`).
+Protocol, claims and verdicts: docs/studies/sensitivity.md."""
 
 from __future__ import annotations
 
@@ -18,11 +14,10 @@ STUDY: Study[SensitivityParams] = Study(
     title="Why are Sensitive Functions Hard for Transformers?",
     paper="Hahn & Rofin, ACL 2024 (arXiv 2402.09963)",
     protocol_note=(
-        "The paper's protocol and model recipe (its published code): a fixed training budget with no "
-        "early stop, runs filtered afterwards by final MSE < 0.001, every run counted; sharpness "
-        "directions independent across batches; sharpness and sensitivity in ±1 output units. Length "
-        "generalisation is the project's own extension; the scratchpad is the published autoregressive "
-        "protocol in decoder-only form."
+        "The paper's protocol and model recipe (its published code): a fixed training budget with no early "
+        "stop, each run read K steps after its fit (the end of the budget an alternative), every run counted; "
+        "sharpness directions independent across batches; sharpness and sensitivity in ±1 output units. Length "
+        "generalisation is the project's own extension; the scratchpad is the published protocol, decoder-only."
     ),
     plans=PLANS,
     sweeps=sweeps.sweeps,

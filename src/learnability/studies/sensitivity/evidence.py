@@ -1,17 +1,13 @@
-"""Study `sensitivity`, evidence: reading run records under the analysis choices every mechanistic claim
-shares, and one evidence function per claim.
+"""Study `sensitivity`, evidence: reading run records under the analysis choices the mechanistic claims
+share, and one evidence function per claim.
 
-- `budget`: "fixed" reads what a run measured at the end of its fixed budget (the paper's protocol);
-  "until_fit" reads what it measured at its first evaluation with test MSE < 0.001 (`at_fit`): an
-  early-stopped run is the same run cut there, so this is what early stopping would have reported. A run
-  that never fits reads its end state under both (an early-stopped run would have used the whole budget).
-- `filter`: "converged" keeps runs whose test MSE < 0.001 in the state read (the paper filters its plots
-  so); "fitted" also keeps Boolean-target runs with test accuracy ≥ 0.99 (the pre-engine study's lenient
-  filter); "all" keeps every finished run.
-
-The mechanistic unit is the seed (or trade-off draw): the same initial weights at every n, so slopes are
-per-unit slopes (the engine's repeated-measures rule), with pooled OLS over runs as an alternative.
-"""
+- `state`: "fit+K" (the headline): K steps after the first evaluation with test MSE < 0.001, the same time
+  since the fit in every run; "fit": at that evaluation (where an early-stopped run ends); "end of budget":
+  the paper's fixed budget, where an early fitter has drifted for longer than a late one. A run without
+  the state (not fitted within the cap) is left out and counted.
+- `filter`: "converged" (test MSE < 0.001 in the state read, the paper's); "fitted" (pre-engine history):
+  also Boolean-target runs with accuracy ≥ 0.99.
+The unit is the seed (initial weights and data; the same weights at every n): per-unit slopes."""
 
 from __future__ import annotations
 
@@ -22,66 +18,55 @@ from typing import Any
 
 from learnability.measure.bounds import bound_radius
 from learnability.measure.length import REFERENCE
-from learnability.studies import Choices, Evidence, Obs, metric, num
+from learnability.studies import Choices, Evidence, Obs, group_by, median, metric, num
 from learnability.studies.sensitivity.plan import FIT_LOSS
 
+# fmt: off
 # -- reading records ---------------------------------------------------------------------------------
 LABELS = {"parity": "PARITY", "majority": "MAJORITY", "first": "FIRST", "mean": "MEAN",
-          "sparse_half": "sparse parity (k = ⌈n/2⌉)", "focus": "PARITY"}  # fmt: skip
+          "sparse_half": "sparse parity (k = ⌈n/2⌉)", "focus": "PARITY"}
 FIT_ACC = 0.99
 REAL_VALUED = ("mean",)  # targets in [0, 1]: accuracy means nothing, only the MSE criterion applies
+STATES = {"fit+K": "after_fit_state", "fit": "at_fit", "end of budget": ""}
+CONTROLS = ("majority", "first")
 
 
 def task_of(record: Any) -> str:
-    """The task's short name: a sparse parity spec is "sparse_half", else the zoo spec."""
-    spec = str(record.config.get("task", {}).get("function", "?"))
-    return "sparse_half" if spec.startswith("sparse_parity") else spec
+    """The task's short name: "sparse_half" for a sparse parity spec, else the zoo name (of "majority:ties=0")."""
+    spec = str(metric(record.config, "task.function") or record.config.get("function", "?"))
+    return "sparse_half" if spec.startswith("sparse_parity") else spec.split(":")[0]
 
 
 def n_of(record: Any) -> int:
     return int(record.config.get("task", {}).get("n", record.config.get("n", 0)))
 
 
-def state(record: Any, budget: str) -> dict[str, Any]:
-    """The measurements a run reports under `budget` (module doc)."""
-    if budget == "until_fit" and isinstance(record.metrics.get("at_fit"), dict):
-        return dict(record.metrics["at_fit"])
-    return dict(record.metrics)
+def state(record: Any, which: str = "fit+K") -> dict[str, Any] | None:
+    """The measurements a run reports in state `which` (module doc); None when it has none."""
+    got = record.metrics.get(STATES[which]) if STATES[which] else record.metrics
+    return dict(got) if isinstance(got, dict) else None
 
 
 def keep(record: Any, st: dict[str, Any], how: str) -> bool:
-    loss = num(st.get("test_loss"))
-    if how == "all":
-        return math.isfinite(loss)
-    if loss < FIT_LOSS:
+    if num(st.get("test_loss")) < FIT_LOSS:
         return True
-    return (
-        how == "fitted"
-        and task_of(record) not in REAL_VALUED
-        and num(st.get("test_acc")) >= FIT_ACC
-    )
+    return how == "fitted" and task_of(record) not in REAL_VALUED and num(st.get("test_acc")) >= FIT_ACC
 
 
-def mechanistic(
-    records: list[Any],
-    choices: dict[str, Any],
-    value: Callable[[Any, dict[str, Any]], float | None],
-) -> tuple[list[tuple[Any, float]], str]:
-    """(record, value) of the runs that pass the choices' filter, and a note counting what was kept."""
-    budget, how = choices.get("budget", "fixed"), choices.get("filter", "converged")
-    kept, dropped = [], 0
+def mechanistic(records: list[Any], choices: Choices,
+                value: Callable[[Any, dict[str, Any]], float | None]) -> tuple[list[tuple[Any, float]], str]:
+    """(record, value) of the runs with the chosen state that pass the filter, and a note counting them."""
+    which, how = choices.get("state", "fit+K"), choices.get("filter", "converged")
+    kept, absent, dropped = [], 0, 0
     for r in records:
-        st = state(r, budget)
-        if not keep(r, st, how):
-            dropped += 1
-            continue
-        v = value(r, st)
+        st = state(r, which)
+        absent, dropped = absent + (st is None), dropped + (st is not None and not keep(r, st, how))
+        v = value(r, st) if st is not None and keep(r, st, how) else None
         if v is not None and math.isfinite(v):
             kept.append((r, float(v)))
-    return (
-        kept,
-        f"{len(kept)} runs kept, {dropped} left out by the '{how}' filter (budget '{budget}')",
-    )
+    lag = f", K = {records[0].metrics.get('after_fit')} steps" if records and which == "fit+K" else ""
+    return kept, (f"{len(kept)} runs kept (state '{which}'{lag}); {absent} have no such state (not fitted "
+                  f"within the cap), {dropped} left out by the '{how}' filter")
 
 
 def log10(x: float) -> float | None:
@@ -89,92 +74,91 @@ def log10(x: float) -> float | None:
 
 
 def seed_unit(record: Any) -> str:
-    """The independent unit of a mechanistic run: its sweep's seed or trade-off draw (the same initial
-    weights at every n and task of that sweep)."""
+    """A mechanistic run's unit: its sweep's seed or trade-off draw (the same weights at every n and task)."""
     return f"{record.sweep.rsplit('/', 1)[-1]}:{record.config.get('seed')}"
 
 
+def fit_steps(runs: list[Any], task: str = "parity") -> str:
+    """Median [range] fit step of `task` per n: how the time since the fit at the budget's end varies."""
+    cells = group_by([r for r in runs if task_of(r) == task and r.metrics.get("fit_step") is not None], n_of)
+    steps = {n: [num(r.metrics["fit_step"]) for r in rs] for n, rs in cells.items()}
+    return ", ".join(f"n = {n}: {median(f):.0f} [{min(f):.0f}–{max(f):.0f}]" for n, f in steps.items())
+
+
 # -- sharpness, blowup, norm and the trade-off against n (scaling and tradeoff sweeps) ---------------
-CONTROLS = ("majority", "first")
-
-
 def _pipeline(runs: list[Any]) -> str | None:
-    """MAJORITY and FIRST are learnable at every n here: if most of them do not converge, the pipeline
-    (budget, lr), not the claim, has failed."""
+    """MAJORITY and FIRST are learnable at every n: most of them not fitting is a pipeline failure."""
     for task in CONTROLS:
         mine = [r for r in runs if task_of(r) == task]
-        ok = sum(num(r.metrics.get("test_loss")) < 1e-3 for r in mine)
+        ok = sum(num(r.metrics.get("fit_step")) <= num(r.metrics.get("budget", math.inf)) for r in mine)
         if mine and ok < len(mine) / 2:
-            return f"only {ok}/{len(mine)} {LABELS[task]} runs converged (MSE < 0.001) at the fixed budget"
+            return f"only {ok}/{len(mine)} {LABELS[task]} runs fit (MSE < 0.001) within the budget"
     return None
 
 
-def growth(sweep: str, value: Callable[[Any, dict[str, Any], dict[str, Any]], float | None]) -> Any:
+def growth(sweeps: str, value: Callable[[Any, dict[str, Any], Choices], float | None]) -> Any:
     """Evidence function: one observation per kept run, y = value(record, state, choices) vs n."""
 
     def evidence(results: Any, choices: Choices) -> Evidence:
-        runs = [r for s in sweep.split("+") for r in results.of(s)]
-        if not runs:
-            return Evidence(missing=f"no finished {sweep} runs")
-        bad = _pipeline(runs)
-        if bad:
-            return Evidence(pipeline=bad)
-        kept, note = mechanistic(runs, dict(choices), lambda r, st: value(r, st, dict(choices)))
+        runs = [r for s in sweeps.split("+") for r in results.of(s)]
+        if not runs or (bad := _pipeline(runs)):
+            return Evidence(pipeline=bad) if runs else Evidence(missing=f"no finished {sweeps} runs")
+        kept, note = mechanistic(runs, choices, lambda r, st: value(r, st, choices))
         obs = [Obs(seed_unit(r), v, n_of(r), task_of(r)) for r, v in kept]
-        fits = [num(r.metrics.get("fit_step")) for r in runs if task_of(r) == "parity"]
-        reached = [f for f in fits if math.isfinite(f)]
-        steps = f"; PARITY fitted within the budget in {len(reached)}/{len(fits)} runs" + (
-            f" (median step {statistics.median(reached):.0f})" if reached else "")  # fmt: skip
-        return Evidence(obs, notes=note + steps)
+        return Evidence(obs, notes=f"{note}; PARITY's fit step (median [range]) {fit_steps(runs)}"
+                        + (noise(kept, choices) if value is _sharpness else ""))
 
     return evidence
 
 
-def _scale(v: float, choices: dict[str, Any]) -> float | None:
-    return v if choices.get("scale") == "linear" else log10(v)
+def noise(kept: list[tuple[Any, float]], choices: Choices) -> str:
+    """The measurement noise of the Gaussian sharpness: its median relative standard error per PARITY model."""
+    if choices.get("sharpness", "gauss") != "gauss":
+        return ""
+    rel = [num(st.get("sharpness_gauss_se")) / abs(num(st.get("sharpness_gauss"))) for r, _ in kept
+           if task_of(r) == "parity" and (st := state(r, choices.get("state", "fit+K"))) and num(st.get("sharpness_gauss"))]
+    rel = [x for x in rel if math.isfinite(x)]
+    return (f"; the Gaussian sharpness's standard error over its directions is {median(rel):.1%} of it per model "
+            f"(median of {len(rel)} PARITY models)") if rel else ""
 
 
-def _sharpness(r: Any, st: dict[str, Any], c: dict[str, Any]) -> float | None:
-    key = "sharpness_sphere" if c.get("sharpness") == "sphere" else "sharpness_gauss"
-    return _scale(num(st.get(key)), c)
+def _read(prefix: str, choice: str, default: str) -> Callable[[Any, dict[str, Any], Choices], float | None]:
+    """log10 (linear under the pre-engine `scale`) of `<prefix>_<choices[choice]>` in the state read."""
+    return lambda r, st, c: (lambda v: v if c.get("scale") == "linear" else log10(v))(
+        num(st.get(f"{prefix}_{c.get(choice, default)}")))
 
 
-def _blowup(r: Any, st: dict[str, Any], c: dict[str, Any]) -> float | None:
-    return _scale(num(st.get(f"blowup_{c.get('definition', 'paper')}")), c)
+_sharpness, _blowup = _read("sharpness", "sharpness", "gauss"), _read("blowup", "definition", "paper")
 
 
-def _norm(r: Any, st: dict[str, Any], c: dict[str, Any]) -> float | None:
-    norm, init = num(st.get("param_norm")), num(r.metrics.get("init", {}).get("param_norm"))
+def _norm(r: Any, st: dict[str, Any], c: Choices) -> float | None:
+    key = "param_norm_matrices" if c.get("norm") == "matrices" else "param_norm"
+    norm, init = num(st.get(key)), num(r.metrics.get("init", {}).get(key))
     if c.get("scale") == "linear":
         return norm
     return log10(norm) if c.get("norm") == "absolute" else log10(norm / init)
 
 
-def _size(r: Any, st: dict[str, Any], c: dict[str, Any]) -> float | None:
+def _size(r: Any, st: dict[str, Any], c: Choices) -> float | None:
     """The trade-off coordinate: log10(‖θ‖/‖θ₀‖) + log10 Blowup (norm or blowup must grow)."""
-    norm = _norm(r, st, {**c, "scale": "log10"})
-    blow = log10(num(st.get(f"blowup_{c.get('definition', 'paper')}")))
+    norm, blow = _norm(r, st, {**c, "scale": "log10"}), _blowup(r, st, {**c, "scale": "log10"})
     return None if norm is None or blow is None else norm + blow
 
 
 def frontier(results: Any, choices: Choices) -> Evidence:
-    sweep = "tradeoff" if choices.get("runs") == "trade-off draws only" else "scaling+tradeoff"
-    ev = growth(sweep, _size)(results, choices)
+    sweep = "scaling+tradeoff" if results.of("tradeoff") else "scaling"
+    ev = growth("tradeoff" if choices.get("runs") == "trade-off draws only" else sweep, _size)(results, choices)
     if ev.obs and choices.get("frontier") == "lower half per cell":
-        cells: dict[tuple[str, Any], list[float]] = {}
-        for o in ev.obs:
-            cells.setdefault((o.group, o.x), []).append(o.y)
-        ev.obs = [o for o in ev.obs if o.y <= statistics.median(cells[(o.group, o.x)])]
+        cells = group_by(ev.obs, lambda o: (o.group, o.x))
+        ev.obs = [o for o in ev.obs if o.y <= statistics.median(p.y for p in cells[(o.group, o.x)])]
     return ev
 
 
 # -- the sharpness bound of §5 and Corollary 5 -------------------------------------------------------
-def _radius(r: Any, st: dict[str, Any], c: dict[str, Any]) -> tuple[float, str] | None:
+def _radius(r: Any, st: dict[str, Any], c: Choices) -> tuple[float, str] | None:
     """log10 of the radius at which L_ρ reaches the bound's level, and where it lies on the grid."""
-    n = n_of(r)
-    own = num(st.get("model_as_real")) / (2 * n)
-    focus = task_of(r) == c.get("focus", "parity")
-    level = own if focus or c.get("level") == "own as(T)/(2n)" else 0.5
+    own = num(st.get("model_as_real")) / (2 * n_of(r))
+    level = own if task_of(r) == c.get("focus", "parity") or c.get("level") == "own as(T)/(2n)" else 0.5
     radii, values = st.get("radii"), st.get("sharpness_profile")
     if not radii or not values or not level > 0:
         return None
@@ -186,88 +170,83 @@ def _radius(r: Any, st: dict[str, Any], c: dict[str, Any]) -> tuple[float, str] 
 
 
 def bound(results: Any, choices: Choices) -> Evidence:
-    runs = results.of("scaling")
+    runs = results.of("scaling") + results.of("scaling_sparse")
     if not runs:
         return Evidence(missing="no finished scaling runs")
     if choices.get("statistic") == "pre-engine":  # every function pooled, one radius
-        kept, note = mechanistic(runs, dict(choices), lambda r, st: float(
-            num(st.get("sharpness_sphere")) >= num(st.get("model_as_real")) / (2 * n_of(r))))  # fmt: skip
-        return Evidence([Obs(f"{task_of(r)}:{seed_unit(r)}", v, n_of(r), "pooled") for r, v in kept],
-                        notes=note)  # fmt: skip
+        kept, note = mechanistic(runs, choices, lambda r, st: float(
+            num(st.get("sharpness_sphere")) >= num(st.get("model_as_real")) / (2 * n_of(r))))
+        return Evidence([Obs(f"{task_of(r)}:{seed_unit(r)}", v, n_of(r), "pooled") for r, v in kept], notes=note)
     focus = choices.get("focus", "parity")
     if not any(task_of(r) == focus for r in runs):
         return Evidence(missing=f"no {LABELS.get(focus, focus)} runs at this scale")
     status: dict[str, int] = {}
     obs = []
-    kept, note = mechanistic([r for r in runs if task_of(r) in (focus, *CONTROLS)], dict(choices),
-                             lambda r, st: 0.0)  # fmt: skip
+    kept, note = mechanistic([r for r in runs if task_of(r) in (focus, *CONTROLS)], choices, lambda r, st: 0.0)
     for r, _ in kept:
-        got = _radius(r, state(r, choices.get("budget", "fixed")), dict(choices))
-        if got is None:
-            continue
-        status[got[1]] = status.get(got[1], 0) + 1
-        group = "focus" if task_of(r) == focus else task_of(r)
-        obs.append(Obs(seed_unit(r), got[0], n_of(r), group, censored=got[1] == "beyond_largest"))
+        if (got := _radius(r, state(r, choices.get("state", "fit+K")) or {}, choices)) is not None:
+            status[got[1]] = status.get(got[1], 0) + 1
+            group = "focus" if task_of(r) == focus else task_of(r)
+            obs.append(Obs(seed_unit(r), got[0], n_of(r), group, censored=got[1] == "beyond_largest"))
     grid = ", ".join(f"{k}: {v}" for k, v in sorted(status.items()))
-    return Evidence(obs, notes=f"{note}; radius on the grid — {grid}. Out of the theorem's scope "
-                    "(as(f)/n → 0): MAJORITY, FIRST, MEAN, used as controls at PARITY's level ½",
-                    details={"radius_status": status})  # fmt: skip
+    return Evidence(obs, notes=f"{note}; radius on the grid — {grid}. Out of the theorem's scope (as(f)/n → 0): "
+                    "MAJORITY, FIRST, MEAN, used as controls at PARITY's level ½", details={"radius_status": status})
+
+
+def _rhs(r: Any) -> float:
+    """log10 as(f)/√(n log n), the right side of Corollary 5 with constant 1."""
+    n = n_of(r)
+    return math.log10(num(r.metrics.get("target_as")) / math.sqrt(n * math.log(n)))
 
 
 def corollary(results: Any, choices: Choices) -> Evidence:
-    form = choices.get("form", "inequality")
+    form, which = choices.get("form", "inequality"), choices.get("state", "fit+K")
     if form in ("pre-engine", "pre-engine+power"):
         return _pre_corollary(results, choices, power=form == "pre-engine+power")
     runs = results.of("scaling")
-    if not runs:
-        return Evidence(missing="no finished scaling runs")
     key = "log10_C_unscaled" if choices.get("C") == "unscaled" else "log10_C"
+
+    def lhs(st: dict[str, Any]) -> float | None:
+        sq = num(st.get("blowup_paper_sq"))
+        return num(st.get(key)) + math.log10(sq) if sq > 0 else None
+
     parity = [r for r in runs if task_of(r) == "parity"]
     if form == "inequality" and parity:
-        # C·E[B²] ≥ c·as(f)/√(n log n) with c free: decided at initialisation if it already holds there
-        gaps = []
-        for r in parity:
-            n, init = n_of(r), r.metrics.get("init", {})
-            lhs = num(init.get(key)) + math.log10(num(init.get("blowup_paper_sq")))
-            rhs = math.log10(num(r.metrics.get("target_as")) / math.sqrt(n * math.log(n)))
-            gaps.append(lhs - rhs)
-        ns = sorted({n_of(r) for r in parity})
-        span = 0.5 * math.log10(ns[-1] / math.log(ns[-1])) - 0.5 * math.log10(
-            ns[0] / math.log(ns[0])
-        )
+        # C·E[B²] ≥ c·as(f)/√(n log n), c free: vacuous when it holds with c = 1 by decades in every model
+        at_init = choices.get("vacuity") == "initialisation"
+        rows = ([(r, r.metrics.get("init", {})) for r in parity] if at_init else
+                [(r, st) for r in parity if (st := state(r, which)) is not None and keep(r, st, "converged")])
+        gaps = [v - _rhs(r) for r, st in rows if (v := lhs(st)) is not None]
+        cs = [num(st.get(key)) for _, st in rows]
+        ns, span = sorted({n_of(r) for r in parity}), _rhs(max(parity, key=n_of)) - _rhs(min(parity, key=n_of))
         if gaps and min(gaps) > 0:
+            where = ("at initialisation, before any training," if at_init else
+                     f"in every trained PARITY model ({len(gaps)} runs, state '{which}')")
             return Evidence(vacuous=(
-                f"at initialisation, before any training, log10 C·E[Blowup²] exceeds log10 as(f)/√(n log n) "
-                f"by {min(gaps):.2f}–{max(gaps):.2f} decades in every PARITY run (n = {ns[0]}–{ns[-1]}), so "
-                f"the inequality holds with constant 1 whatever training does; its right side moves by only "
-                f"{span:.2f} decades over these n, and the constant is free"))  # fmt: skip
-    return growth("scaling", lambda r, st, c: (
-        num(st.get(key)) + math.log10(num(st.get("blowup_paper_sq")))
-        if num(st.get("blowup_paper_sq")) > 0 else None))(results, choices)  # fmt: skip
+                f"{where} log10 C·E[Blowup²] exceeds log10 as(f)/√(n log n) by {min(gaps):.1f}–{max(gaps):.1f} "
+                f"decades (n = {ns[0]}–{ns[-1]}): the inequality holds with constant 1 and says nothing unless the "
+                f"free constant exceeds 10^{min(gaps):.1f}; and log10 C alone ranges {min(cs):.1f}–{max(cs):.1f} "
+                f"across these models while the right side moves by {span:.2f} decades over these n, so its growth "
+                "form (the alternative) has no power"))
+    return growth("scaling", lambda r, st, c: lhs(st))(results, choices)
 
 
 def _pre_corollary(results: Any, choices: Choices, power: bool) -> Evidence:
-    """The pre-engine check: constant fitted at the smallest n on PARITY runs, then the share of runs at
-    larger n for which log10 C + 2·log10 E[B] ≥ log10 c + log10 as/√(n log n); with `power`, inconclusive
-    when the left side scatters by more than 10× the right side's change."""
-    kept, note = mechanistic([r for r in results.of("scaling") if task_of(r) == "parity"], dict(choices),
-                             lambda r, st: num(st.get("log10_C_unscaled")) + 2 * math.log10(num(st.get("blowup_paper"))))  # fmt: skip
-
-    def rhs(r: Any) -> float:
-        return math.log10(n_of(r) / math.sqrt(n_of(r) * math.log(n_of(r))))
-
+    """The pre-engine check: c fitted at the smallest n, then the share of PARITY runs at larger n with log10 C
+    + 2·log10 E[B] ≥ log10 c·as/√(n log n); `power`: inconclusive if that scatters > 10× the right side's change."""
+    kept, note = mechanistic([r for r in results.of("scaling") if task_of(r) == "parity"], choices,
+                             lambda r, st: num(st.get("log10_C_unscaled")) + 2 * math.log10(num(st.get("blowup_paper"))))
     if len({n_of(r) for r, _ in kept}) < 2:
         return Evidence(missing="fitted PARITY runs at fewer than 2 distinct n")
     n0 = min(n_of(r) for r, _ in kept)
-    c = min(v - rhs(r) for r, v in kept if n_of(r) == n0)
-    later = [(r, v) for r, v in kept if n_of(r) > n0]
+    c = min(v - _rhs(r) for r, v in kept if n_of(r) == n0)
     spread = statistics.stdev([v for _, v in kept]) if len(kept) > 2 else math.inf
-    delta = max(rhs(r) for r, _ in kept) - min(rhs(r) for r, _ in kept)
+    delta = max(_rhs(r) for r, _ in kept) - min(_rhs(r) for r, _ in kept)
     if power and spread > 10 * max(delta, 1e-12):
         return Evidence(missing=f"no power: log10 C·E[B]² scatters by {spread:.3g} decades (sd), the "
-                        f"right side moves by {delta:.3g}")  # fmt: skip
-    return Evidence([Obs(seed_unit(r) + f":{n_of(r)}", float(v >= c + rhs(r)), None, "holds")
-                     for r, v in later], notes=note)  # fmt: skip
+                        f"right side moves by {delta:.3g}")
+    return Evidence([Obs(seed_unit(r) + f":{n_of(r)}", float(v >= c + _rhs(r)), None, "holds")
+                     for r, v in kept if n_of(r) > n0], notes=note)
 
 
 # -- dynamics and generalisation ---------------------------------------------------------------------
@@ -275,33 +254,22 @@ ALIGN = 0.01  # the paper aligns training curves at the first step with loss < 0
 PLATEAU = 0.2  # the constant predictor's MSE is 0.25: loss ≥ 0.2 is still the plateau
 
 
-def levels(
-    trajectory: list[dict[str, Any]], key: str, reference: str, after: str
-) -> tuple[float, float] | None:
-    """(before, after) means of `key` around the first step with probe loss < 0.01; None when the run
-    never reaches that loss.
-
-    reference: "initialisation" (step 0), "plateau" (steps after 0 and before alignment with loss ≥ 0.2,
-    else every step before it), "first quarter" (steps up to a quarter of the alignment step);
-    after: "mean from alignment" or "at alignment"."""
+def levels(trajectory: list[dict[str, Any]], key: str, reference: str, after: str) -> tuple[float, float] | None:
+    """(before, after) means of `key` around the first step with probe loss < 0.01 (None: never reached).
+    before: "plateau" (0 < step < alignment with loss ≥ 0.2, else every step before it), "initialisation"
+    (step 0) or "first quarter" (of the steps to alignment); after: "mean from alignment" or "at alignment"."""
     hit = [i for i, row in enumerate(trajectory) if num(row.get("probe_loss")) < ALIGN]
     if not hit:
         return None
     t0 = trajectory[hit[0]]["step"]
     before = {
         "initialisation": trajectory[:1],
-        "plateau": [
-            r for r in trajectory if 0 < r["step"] < t0 and num(r.get("probe_loss")) >= PLATEAU
-        ]
+        "plateau": [r for r in trajectory if 0 < r["step"] < t0 and num(r.get("probe_loss")) >= PLATEAU]
         or [r for r in trajectory if r["step"] < t0],
         "first quarter": [r for r in trajectory if r["step"] <= t0 / 4] or trajectory[:1],
     }[reference]
-    later = (
-        trajectory[hit[0] :] if after == "mean from alignment" else trajectory[hit[0] : hit[0] + 1]
-    )
-    return statistics.fmean(num(r.get(key)) for r in before), statistics.fmean(
-        num(r.get(key)) for r in later
-    )
+    later = trajectory[hit[0]:] if after == "mean from alignment" else trajectory[hit[0]:hit[0] + 1]
+    return statistics.fmean(num(r.get(key)) for r in before), statistics.fmean(num(r.get(key)) for r in later)
 
 
 def rise(trajectory: list[dict[str, Any]], key: str, reference: str, after: str) -> float | None:
@@ -315,99 +283,70 @@ def dynamics(results: Any, choices: Choices) -> Evidence:
     runs = results.of("dynamics")
     if not runs:
         return Evidence(missing="no finished dynamics runs")
-    ref = choices.get("reference", "initialisation")
-    after = choices.get("after", "mean from alignment")
-    sharp = "sharpness_sphere" if choices.get("sharpness") == "sphere" else "sharpness_gauss"
+    ref, after = choices.get("reference", "plateau"), choices.get("after", "mean from alignment")
+    sharp, blow = f"sharpness_{choices.get('sharpness', 'gauss')}", f"blowup_{choices.get('definition', 'paper')}"
     obs, aligned, undefined = [], 0, 0
     for r in runs:
         unit = f"seed{r.config['seed']}"  # the weight decays of a seed share its initial weights
         if choices.get("units") == "run":  # the first engine rule: every run its own unit
             unit = f"wd{r.config['train']['weight_decay']:g}:{unit}"
         traj = r.metrics.get("trajectory") or []
-        s_lv, b_lv = levels(traj, sharp, ref, after), levels(traj, "blowup_paper", ref, after)
+        s_lv, b_lv = levels(traj, sharp, ref, after), levels(traj, blow, ref, after)
         if s_lv is None or b_lv is None:
             continue
         aligned += 1
-        s, b = rise(traj, sharp, ref, after), rise(traj, "blowup_paper", ref, after)
-        if s is None:
-            undefined += 1  # no ratio: the sharpness at the reference point is ≤ 0
-        else:
-            obs.append(Obs(unit, s, None, "sharpness"))
-        if b is not None:
-            obs.append(Obs(unit, b, None, "blowup"))
-        both = s_lv[1] > s_lv[0] and b_lv[1] > b_lv[0]
-        obs.append(Obs(unit, float(both), None, "both"))
-    notes = (
-        f"{aligned}/{len(runs)} runs reached probe loss < {ALIGN}; reference: {ref}; after: {after}"
-    )
+        s, b = rise(traj, sharp, ref, after), rise(traj, blow, ref, after)
+        undefined += s is None  # no ratio: the sharpness at the reference point is ≤ 0
+        obs += [Obs(unit, v, None, g) for g, v in (("sharpness", s), ("blowup", b)) if v is not None]
+        obs.append(Obs(unit, float(s_lv[1] > s_lv[0] and b_lv[1] > b_lv[0]), None, "both"))
+    notes = f"{aligned}/{len(runs)} runs reached probe loss < {ALIGN}; reference: {ref}; after: {after}; {blow}"
     if undefined:
-        notes += (f"; in {undefined} of them the sharpness ({sharp}) at the reference is ≤ 0 (the loss "
-                  "falls under perturbation there), so they have no sharpness ratio and are left out of it")  # fmt: skip
+        notes += (f"; in {undefined} of them the sharpness ({sharp}) at the reference is ≤ 0 (the loss falls "
+                  "under perturbation there), so they have no sharpness ratio and are left out of it")
     return Evidence(obs, notes=notes)
 
 
-def _gen_unit(r: Any, choices: Choices) -> str:
-    """The random function: its training sizes share the initial weights and nested training strings
-    (the first engine rule counted each (function, size) run as a unit)."""
-    unit = f"function{r.config['function_seed']}"
-    return f"{unit}:m{r.config['train_size']}" if choices.get("units") == "run" else unit
+def _gen_runs(results: Any, choices: Choices) -> tuple[list[Any], Callable[[Any], str]]:
+    """The runs read and their unit: the seed (function, strings and initialisation; its training sizes share
+    them). The first engine rule counted each (seed, size) run as a unit."""
+    runs = results.of("generalisation")
+    if choices.get("size") == "smallest" and runs:
+        runs = [r for r in runs if r.config["train_size"] == min(x.config["train_size"] for x in runs)]
+    run_unit = choices.get("units") == "run"
+    return runs, lambda r: f"seed{r.config['seed']}" + (f":m{r.config['train_size']}" if run_unit else "")
 
 
 def generalisation(results: Any, choices: Choices) -> Evidence:
-    runs = results.of("generalisation")
+    runs, unit = _gen_runs(results, choices)
     if not runs:
         return Evidence(missing="no finished generalisation runs")
-    kept = [
-        r for r in runs if choices.get("filter") == "all" or num(r.metrics.get("train_acc")) >= 0.95
-    ]
-    obs = []
-    for r in kept:
-        u = _gen_unit(r, choices)
-        obs += [Obs(u, num(r.metrics.get("learned_as")), None, "learned"),
-                Obs(u, num(r.metrics.get("completion_as_mean")), None, "completions"),
-                Obs(u, float(num(r.metrics.get("learned_as_quantile")) < 0.05), None, "below-5th")]  # fmt: skip
-    return Evidence(obs, notes=f"{len(kept)}/{len(runs)} runs fit their training strings (≥ 95%)")
+    kept = [r for r in runs if choices.get("filter") == "all" or num(r.metrics.get("train_acc")) >= 0.95]
+    obs = [Obs(unit(r), num(r.metrics.get(k)), None, g) for r in kept
+           for g, k in (("learned", "learned_as"), ("completions", "completion_as_mean"))]
+    obs += [Obs(unit(r), float(num(r.metrics.get("learned_as_quantile")) < 0.05), None, "below-5th") for r in kept]
+    sizes = sorted({r.config["train_size"] for r in runs})
+    return Evidence(obs, notes=f"{len(kept)}/{len(runs)} runs fit their training strings (≥ 95%); sizes {sizes}")
 
 
 def flatness(results: Any, choices: Choices) -> Evidence:
-    runs = results.of("generalisation")
+    runs, unit = _gen_runs(results, choices)
     if not runs:
         return Evidence(missing="no finished generalisation runs")
-    key = "sharpness_sphere" if choices.get("sharpness") == "sphere" else "sharpness_gauss"
-    strict = choices.get("refits", "fitted") == "fitted"
-    refits = [
-        x
-        for r in runs
-        for x in [r.metrics.get("refit_learned") or {}, *(r.metrics.get("refit_completions") or [])]
-    ]
+    key, strict = f"sharpness_{choices.get('sharpness', 'gauss')}", choices.get("refits", "fitted") == "fitted"
+    refits = [x for r in runs for x in [r.metrics.get("refit_learned") or {}, *(r.metrics.get("refit_completions") or [])]]
     fit = sum(num(x.get("acc")) >= 0.99 for x in refits)
     if refits and fit < len(refits) / 2:
-        return Evidence(
-            pipeline=f"only {fit}/{len(refits)} refits fit their truth table (accuracy ≥ 0.99)"
-        )
+        return Evidence(pipeline=f"only {fit}/{len(refits)} refits fit their truth table (accuracy ≥ 0.99)")
     obs = []
     for r in runs:
-        u, learned = _gen_unit(r, choices), r.metrics.get("refit_learned") or {}
-        comps = [
-            c
-            for c in r.metrics.get("refit_completions") or []
-            if not strict or num(c.get("acc")) >= 0.99
-        ]
+        learned = r.metrics.get("refit_learned") or {}
+        comps = [c for c in r.metrics.get("refit_completions") or [] if not strict or num(c.get("acc")) >= 0.99]
         if not comps or (strict and num(learned.get("acc")) < 0.99):
             continue
-        obs.append(Obs(u, num(learned.get(key)), None, "learned"))
-        obs += [Obs(u, num(c.get(key)), None, "completions") for c in comps]
-        obs.append(
-            Obs(
-                u,
-                float(all(num(learned.get(key)) < num(c.get(key)) for c in comps)),
-                None,
-                "flatter-all",
-            )
-        )
-    return Evidence(
-        obs, notes=f"{fit}/{len(refits)} refits fit their truth table; sharpness: {key} (±1 units)"
-    )
+        obs += [Obs(unit(r), num(learned.get(key)), None, "learned")]
+        obs += [Obs(unit(r), num(c.get(key)), None, "completions") for c in comps]
+        obs += [Obs(unit(r), float(all(num(learned.get(key)) < num(c.get(key)) for c in comps)), None, "flatter-all")]
+    return Evidence(obs, notes=f"{fit}/{len(refits)} refits fit their truth table; sharpness: {key} (±1 units)")
 
 
 # -- length generalisation and the scratchpad --------------------------------------------------------
@@ -415,19 +354,17 @@ FIT = "fit the training lengths"  # PARITY runs with ≥ 0.95 on the training le
 
 
 def length(results: Any, choices: Choices) -> Evidence:
-    runs = [r for r in results.of("length")
-            if r.config["model"]["positions"] == choices.get("positions", "none")]  # fmt: skip
+    pos = choices.get("positions", results.params.len_positions[0])
+    runs = [r for r in results.of("length") + results.of("length_alt") if r.config["model"]["positions"] == pos]
     if not runs:
-        return Evidence(
-            missing=f"no finished length runs with positions={choices.get('positions', 'none')}"
-        )
+        return Evidence(missing=f"no finished length runs with positions={pos}")
     obs: list[Obs] = []
     ins: dict[str, list[float]] = {"parity": [], "majority": []}
     for r in runs:
         acc = r.metrics.get("length_acc") or {}
         buckets = sorted(acc, key=lambda b: int(b.split("-")[0]))
-        inside, beyond = num(acc[buckets[0]]), statistics.fmean(num(acc[b]) for b in buckets[1:])
-        task = task_of(r)
+        far = buckets[-1:] if choices.get("beyond") == "farthest bucket" else buckets[1:]
+        inside, beyond, task = num(acc[buckets[0]]), statistics.fmean(num(acc[b]) for b in far), task_of(r)
         ins.setdefault(task, []).append(inside)
         if task == "parity" and choices.get("parity_runs", FIT) == FIT and inside < 0.95:
             continue
@@ -436,57 +373,51 @@ def length(results: Any, choices: Choices) -> Evidence:
     majority_in = statistics.fmean(ins["majority"]) if ins["majority"] else math.nan
     if majority_in < 0.95:
         return Evidence(pipeline=f"MAJORITY reaches only {majority_in:.2f} on its training lengths")
-    if choices.get("parity_runs", FIT) == FIT and not any(o.group == "parity" for o in obs):
-        return Evidence(missing=(
-            f"no PARITY run fits its training lengths (accuracy there {statistics.fmean(ins['parity']):.2f} "
-            "on average, threshold 0.95): there is nothing to generalise beyond them"))  # fmt: skip
-    r0 = runs[0]
-    ref = "; ".join(
-        f"{LABELS[t]} {' / '.join(f'{a:g}' for a in REFERENCE.accuracy[t])}"
-        for t in ("parity", "majority")
-    )
-    notes = (f"accuracy on the training lengths: PARITY {statistics.fmean(ins['parity']):.3f}, MAJORITY "
-             f"{majority_in:.3f}; {r0.metrics.get('training_space')} strings of the training lengths, "
-             f"~{num(r0.metrics.get('training_distinct')):.0f} distinct ones drawn per run. For orientation "
-             f"only, {REFERENCE.source}, buckets {' / '.join(REFERENCE.buckets)}: {ref}")  # fmt: skip
-    return Evidence(obs, notes=notes)
+    fitted = sum(o.group == "parity" for o in obs)
+    if choices.get("parity_runs", FIT) == FIT and not fitted:
+        return Evidence(missing=(f"no PARITY run fits its training lengths (accuracy there {statistics.fmean(ins['parity']):.2f} "
+                                 "on average, threshold 0.95): there is nothing to generalise beyond them"))
+    ref = "; ".join(f"{LABELS[t]} {' / '.join(f'{a:g}' for a in REFERENCE.accuracy[t])}" for t in ("parity", "majority"))
+    return Evidence(obs, notes=(
+        f"positions {pos}; accuracy on the training lengths: PARITY {statistics.fmean(ins['parity']):.3f} ({fitted}/"
+        f"{len(ins['parity'])} fit them), MAJORITY {majority_in:.3f}; {runs[0].metrics.get('training_space')} strings "
+        f"of the training lengths, ~{num(runs[0].metrics.get('training_distinct')):.0f} distinct ones drawn per run. "
+        f"For orientation only, {REFERENCE.source}, buckets {' / '.join(REFERENCE.buckets)}: {ref}"))
 
 
 def scratchpad(results: Any, choices: Choices) -> Evidence:
-    runs = results.of("scratchpad")
-    if not runs:
+    judged = results.of("scratchpad")
+    if not judged:
         return Evidence(missing="no finished scratchpad runs")
-    largest = max(int(r.config["n"]) for r in runs)
-    key = (
-        "teacher_forced_final_acc"
-        if choices.get("decoding") == "teacher-forced"
-        else "final_bit_acc"
-    )
+    largest = max(int(r.config["n"]) for r in judged)
+    runs = judged + results.of("scratchpad_curve") if choices.get("n") == "all" else judged
+    pad_key = {"teacher-forced": "teacher_forced_final_acc", "every step": "exact"}.get(
+        choices.get("decoding") or choices.get("score", ""), "final_bit_acc")
     obs = []
     for r in runs:
-        n = int(r.config["n"])
+        n, mode = int(r.config["n"]), r.config["mode"]
         if choices.get("n") == "largest" and n != largest:
             continue
-        mode = r.config["mode"]
-        group = "scratchpad" if mode == "autoregressive" else "plain"
-        value = r.metrics.get(key if mode == "autoregressive" else "final_bit_acc")
-        # one unit per seed and mode: its runs at several n share the initial weights (merged here);
-        # the first engine rule counted each (n, seed) run as a unit
-        if choices.get("units") == "run":
-            obs.append(Obs(f"{mode}:seed{r.config['seed']}", num(value), n, group))
-        else:
-            obs.append(Obs(f"{mode}:seed{r.config['seed']}", num(value), None, group))
-    return Evidence(obs, notes=f"decoding: {choices.get('decoding', 'autoregressive')}; n = "
-                    f"{sorted({int(r.config['n']) for r in runs})}")  # fmt: skip
+        # one unit per seed and mode; the first engine rule counted each (n, seed) run as a unit
+        unit = f"{mode}:seed{r.config['seed']}" + (f":n{n}" if choices.get("units") == "run" else "")
+        value = num(r.metrics.get(pad_key if mode == "autoregressive" else "final_bit_acc"))
+        obs.append(Obs(unit, value, None, "scratchpad" if mode == "autoregressive" else "plain"))
+    return Evidence(obs, notes=f"scored: {pad_key}; n = {sorted({int(r.config['n']) for r in runs})}; "
+                    f"Figure 11 (the scratchpad models against n): {figure11(results)}")
 
 
-sharpness_growth = growth("scaling", _sharpness)
-blowup_growth = growth("scaling", _blowup)
-norm_growth = growth("scaling", _norm)
+def figure11(results: Any) -> str:
+    """Sharpness, blowup and ‖θ‖/‖θ₀‖ of the scratchpad models per n (medians over seeds)."""
+    pads = [r for r in results.of("scratchpad") + results.of("scratchpad_curve") if r.config["mode"] == "autoregressive"]
+    cells = group_by(pads, lambda r: int(r.config["n"]))
+    cols = {"Gaussian sharpness": lambda r: num(r.metrics.get("sharpness_gauss")),
+            "blowup": lambda r: num(r.metrics.get("blowup_paper")),
+            "‖θ‖/‖θ₀‖": lambda r: num(r.metrics.get("param_norm")) / num(r.metrics.get("init_param_norm"))}
+    return "; ".join(f"{k} " + " / ".join(f"{median(f(r) for r in rs):.3g}" for rs in cells.values())
+                     for k, f in cols.items()) + f" at n = {' / '.join(map(str, cells))} (medians)"
+# fmt: on
 
-__all__ = [
-    "ALIGN", "CONTROLS", "FIT", "FIT_ACC", "LABELS", "REAL_VALUED", "blowup_growth", "bound", "corollary",
-    "dynamics", "flatness", "frontier", "generalisation", "growth", "keep", "length", "levels", "log10",
-    "mechanistic", "metric", "n_of", "norm_growth", "num", "rise", "scratchpad", "seed_unit",
-    "sharpness_growth", "state", "task_of",
-]  # fmt: skip
+
+sharpness_growth, blowup_growth, norm_growth = (
+    growth("scaling", f) for f in (_sharpness, _blowup, _norm)
+)
