@@ -374,3 +374,22 @@ def test_a_compound_rule_on_one_axis_draws_every_part_and_the_control():
     assert any(lb.startswith("line (expected)") for lb in labels)
     assert any(lb.startswith("log (rival)") for lb in labels)
     assert any(lb.startswith("band edge") for lb in labels)
+
+
+def test_adaptive_verdicts_are_labelled_in_the_list_and_on_the_card(tmp_path):
+    base = _claim_result()
+    adaptive = _variant(
+        base, id="demo/a", title="a", adaptive={
+            "method": "group-sequential", "rounds": 1, "units_added": 6,
+            "fixed_sample_verdict": "inconclusive", "level": 0.9875,
+        },
+    )  # fmt: skip
+    page = build_report([StudyReport("demo", "Demo", "P", "", "quick", [base, adaptive])], tmp_path)
+    html = page.read_text()
+    listing = html[html.index('id="all-claims"') :]
+    listing = listing[: listing.index("</table>")]
+    assert (
+        listing.count("adaptive (+6 units); fixed-sample: inconclusive") == 1
+    )  # only the adaptive one
+    card = html[html.index('id="claim-demo-a"') :]
+    assert "reached by adaptive replication (group-sequential: 1 round(s), 6 unit(s) added)" in card

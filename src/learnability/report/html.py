@@ -292,7 +292,7 @@ def _all_claims_table(reports: list[StudyReport]) -> str:
             rows.append(
                 f"<tr><td><a href='#{_e(claim_anchor(c))}'>{_e(c.title)}</a>"
                 f"<br><code class='meta'>{_e(c.id)}</code></td>"
-                f"<td class='{_cls(c)}'><b>{_e(verdict_text(c))}</b></td>"
+                f"<td class='{_cls(c)}'><b>{_e(verdict_text(c))}</b>{_adaptive_tag(c)}</td>"
                 f"<td>{_e(robustness_state(c))}</td><td>{figs}</td></tr>"
             )
     if not rows:
@@ -370,6 +370,17 @@ def _regime(c: ClaimResult) -> str:
     if regime.get("needs"):
         text += f"; a test needs {_e(regime['needs'])}"
     return text
+
+
+def _adaptive_tag(c: ClaimResult) -> str:
+    """The list's mark of a verdict reached under `--budget`'s sequential design."""
+    a = _get(c, "adaptive")
+    if not isinstance(a, dict):
+        return ""
+    return (
+        f"<br><span class='meta'>adaptive (+{_e(a.get('units_added', '?'))} units); "
+        f"fixed-sample: {_e(a.get('fixed_sample_verdict', '?'))}</span>"
+    )
 
 
 def _adaptive(c: ClaimResult) -> str:
