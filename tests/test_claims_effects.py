@@ -16,6 +16,8 @@ from learnability.claims import (
     evaluate,
     no_control,
 )
+from learnability.studies.base import StudyResults
+from learnability.sweep.store import RunRecord
 
 
 def _obs(values, group="a"):
@@ -125,8 +127,6 @@ def test_not_run_is_its_own_verdict_and_short_circuits_carry_a_qualifier():
 
 
 def _records(sweep: str, values: list[float]):
-    from learnability.sweep.store import RunRecord
-
     return [
         RunRecord(
             f"{sweep}-{i}", f"demo/{sweep}", "train", {}, "ok", {"y": v}, None, 1.0, "demo", i
@@ -145,8 +145,6 @@ def _runs_claim():
 
 
 def test_an_alternative_on_other_runs_with_equal_values_is_a_replication_not_a_no_op():
-    from learnability.studies.base import StudyResults
-
     results = StudyResults(_records("w32", GOOD) + _records("w64", GOOD), "quick", "demo")
     result = evaluate(_runs_claim(), results, "demo", "quick")
     assert [r["effect"] for r in result.robustness] == ["changed"]
@@ -155,8 +153,6 @@ def test_an_alternative_on_other_runs_with_equal_values_is_a_replication_not_a_n
 
 
 def test_reading_the_same_runs_with_equal_values_stays_a_no_op():
-    from learnability.studies.base import StudyResults
-
     def evidence(results, choices):  # a filter that drops nothing: the same runs, the same rows
         return Evidence([Obs(r.seed, r.metrics["y"], group="a") for r in results.of("w32")])
 
@@ -166,8 +162,6 @@ def test_reading_the_same_runs_with_equal_values_stays_a_no_op():
 
 
 def test_reading_tracks_the_runs_handed_out_and_all_records_as_unknown():
-    from learnability.studies.base import StudyResults
-
     results = StudyResults(_records("w32", [1.0, 2.0]) + _records("w64", [3.0]), "quick", "demo")
     with results.reading() as seen:
         results.of("w32")
