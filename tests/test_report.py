@@ -389,7 +389,7 @@ def test_adaptive_verdicts_are_labelled_in_the_list_and_on_the_card(tmp_path):
     listing = html[html.index('id="all-claims"') :]
     listing = listing[: listing.index("</table>")]
     assert (
-        listing.count("adaptive (+6 units); fixed-sample: inconclusive") == 1
+        listing.count("adaptive (+6 seeds per sweep); fixed-sample: inconclusive") == 1
     )  # only the adaptive one
     card = html[html.index('id="claim-demo-a"') :]
     assert "reached by adaptive replication (group-sequential: 1 round(s), 6 unit(s) added)" in card

@@ -378,7 +378,7 @@ def _adaptive_tag(c: ClaimResult) -> str:
     if not isinstance(a, dict):
         return ""
     return (
-        f"<br><span class='meta'>adaptive (+{_e(a.get('units_added', '?'))} units); "
+        f"<br><span class='meta'>adaptive (+{_e(a.get('units_added', '?'))} seeds per sweep); "
         f"fixed-sample: {_e(a.get('fixed_sample_verdict', '?'))}</span>"
     )
 
