@@ -4,6 +4,8 @@ and trained recognisers. Each claim declares the regime the paper makes it in an
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from learnability.studies import (
@@ -54,11 +56,12 @@ BALANCE_CONTROL = Control("same-balance shuffle: a uniformly random function wit
                           "counts (exact moments, else enumeration or simulation)", group=CTRL)
 RUNS_CONTROL = Control("the other trained functions (3-sparse parity and FIRST have K_0 = 0 too) through the "
                        "same pipeline and budget")
+SEEDS = Units("initialisation (seed)", 3, "a seed starts from the same weights at every N: one unit per seed")
 
 
 def _growth_fit() -> BestFit:
     return BestFit(MODEL, "exponential", {"exponential": lambda x: np.asarray(x, float), "polynomial": np.log},
-                   margin=2.0, x="N", y="log2(K_0 + 1)", labels=LABELS)  # fmt: skip
+                   margin=2.0, x="N", y="log2(K_0 + 1)", labels=LABELS)
 
 
 def _learned(function: str, band: Band, version: int = 1, runs: bool = False) -> Rate:
@@ -66,12 +69,17 @@ def _learned(function: str, band: Band, version: int = 1, runs: bool = False) ->
     return Rate(function, band, what=what, version=version, labels=dict(TRAINED_FUNCTIONS))
 
 
+def _trained(function: str, band: Band, version: int, at: float = 0.99, **claim: Any) -> Claim:
+    """A claim on how many initialisations learn `function`, beside the other trained functions."""
+    return Claim(evidence=ev.trained_evidence(function, at), rule=_learned(function, band, version),
+                 units=SEEDS, control=RUNS_CONTROL, **claim)
+
+
 def claims(plan: Plan[VolumeParams]) -> list[Claim]:
     p = plan.params
     common = (MODELS, EPS, MARGIN, INIT, VARIANT)
     units = Units("model", min_per_cell=10, note="one model's weights: its eps values are one unit")
     fixed = Units("model", min_per_cell=8, note="the same weights at every N and eps")
-    seeds = Units("initialisation (seed)", 3, "a seed starts from the same weights at every N: one unit per seed")
     fixed_choices = (Choice("eps", 1e-5, (1.0,), "the theorem needs eps > 0 but no particular value"), INIT)
     random_regime = Regime("random initialisation at the N the paper enumerates exactly (up to ≈ 20)",
                            f"N ∈ {list(p.ns)}, (L, D) ∈ {list(p.archs)}, {p.models} models per cell", True)
@@ -204,14 +212,13 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             units=fixed, control=Control("eps = 0 on the same weights"), choices=fixed_choices,
             regime=lengths_regime, replicate=(LENGTHS,), prior_sd=0.95,
         ),
-        Claim(
+        _trained(
+            "parity", below(0.45, 0.55), version=3,
             slug="parity-fails", title="PARITY is not learned at the largest N",
             statement="Given a budget at which the loss has plateaued and which separates failing to "
             "learn from failing to start, at most a minority of seeds learn PARITY at the largest N.",
             paper_statement="After training, models do not reach PARITY's sensitivity profile: PARITY "
             "is not learned.",
-            evidence=ev.trained_evidence("parity", "largest", 0.99),
-            rule=_learned("parity", below(0.45, 0.55), version=3), units=seeds, control=RUNS_CONTROL,
             choices=(LEARNED, Choice("n", "largest", ("middle",), "the middle N of the grid"),
                      Choice("start_check", "budget vs smaller N", ("plateau only",), "runs that never left the "
                             "constant predictor count as failures, or make a too-short budget inconclusive")),
@@ -226,38 +233,33 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
                            {"start_check": "plateau only"}),
             ),
         ),
-        Claim(
+        _trained(
+            SPARSE, below(0.45, 0.55), version=2, regime=trained_out, choices=(SMALLEST,),
             slug="sparse-parity-fails", title="3-sparse parity (K_0 = 0) is not learned at the largest N",
             statement="At most a minority of initialisations learn 3-sparse parity at the largest N.",
             paper_statement="m-sparse parity has no zero-sensitivity strings, so it is unlearnable for "
             "large N (the K_0 = 0 control for PARITY's failure).",
-            evidence=ev.trained_evidence(SPARSE, "largest", 0.99),
-            rule=_learned(SPARSE, below(0.45, 0.55), version=2),
-            units=seeds, control=RUNS_CONTROL, choices=(SMALLEST,), regime=trained_out,
             history=(Revision(_learned(SPARSE, below(0.45, 0.55)), "2026-11-30", "the start check of parity-fails "
                               "v3 applies to every 'fails' claim", {"start_check": "plateau only"}),),
         ),
-        Claim(
+        _trained(
+            "first", above(0.45, 0.55), version=3, choices=(SMALLEST,),
             slug="first-learned", title="FIRST is learned at moderate N",
             statement="At the largest N of the grid (the N at which sparse-parity-fails is read), most "
             "initialisations learn FIRST.",
             paper_statement="FIRST (dictator) is learned at moderate N, though it has no zero-sensitivity strings.",
-            evidence=ev.trained_evidence("first", "largest", 0.99),
-            rule=_learned("first", above(0.45, 0.55), version=3),
-            units=seeds, control=RUNS_CONTROL, choices=(SMALLEST,),
             regime=Regime("moderate N (the paper's words)", f"{ns_text}, judged at N = {top}", True),
             history=(Revision(_learned("first", above(0.45, 0.55), version=2), "2026-12-01",
                               "v2 read the middle N, sparse-parity-fails the largest: now one N for both", {"n": "middle"}),
                      pre_engine(_learned("first", above(0.0, 0.5)), ": at least half the seeds learn it", {"n": "middle"})),
         ),
-        Claim(
+        _trained(
+            "majority", above(0.5, 0.75), version=3, at=0.95,
             slug="majority-learned", title="MAJORITY is learned reliably",
             statement="At the largest N, at least 75% of initialisations learn MAJORITY (agreement ≥ 0.95: "
             "ties at even N make 1.0 needlessly strict).",
             paper_statement="MAJORITY, with exponentially many zero-sensitivity strings, is learned reliably.",
-            evidence=ev.trained_evidence("majority", "largest", 0.95),
-            rule=_learned("majority", above(0.5, 0.75), version=3),
-            units=seeds, control=RUNS_CONTROL, regime=Regime("any N", f"{ns_text}, judged at N = {top}", True),
+            regime=Regime("any N", f"{ns_text}, judged at N = {top}", True),
             choices=(Choice("n", "largest", ("smallest", "every"),
                             "the other N, or a seed counted as learned only when it learns at every N"),),
             history=(Revision(_learned("majority", above(0.5, 0.75), version=2, runs=True), "2026-12-01",
@@ -266,7 +268,3 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
                                 {"n": "all"})),
         ),
     ]
-
-# fmt: on
-
-__all__ = ["claims"]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from learnability import stats
-from learnability.studies import Choices, Evidence, Obs, StudyResults, group_by, paired
+from learnability.studies import Choices, Evidence, Obs, StudyResults, group_by, num, paired
 from learnability.studies.volume.plan import BOUND_SHARE, DRAWN_SCHEMES, TRAINED_FUNCTIONS
 from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM, TRAINED
 
@@ -72,27 +72,20 @@ class Row:
         decided = self.accept + self.reject
         return self.accept / decided if decided else math.nan
 
-    def near_balanced(self) -> bool:  # acceptance in [0.25, 0.75]
-        return 0.25 <= self.acceptance <= 0.75
 
-
-_TYPES = {f.name: f.type for f in fields(Row)}  # the job's row keys are the field names
-
-
-def _value(kind: Any, value: Any) -> Any:  # a stored value as its field's type (None: NaN / 0)
-    return {"float": lambda: math.nan if value is None else float(value), "int": lambda: int(value or 0),
-            "bool": lambda: bool(value)}.get(kind, lambda: value)()
+# a stored value as its field's type (None: NaN / 0); the job's row keys are the field names
+_CAST: dict[str, Callable[[Any], Any]] = {"float": num, "int": lambda v: int(v or 0), "bool": bool,
+                                          "tuple[int, ...]": tuple}
+_READ = {f.name: _CAST[t] for f in fields(Row) if (t := str(f.type)) in _CAST}
 
 
 def _rows_of(record: Any, sweep: str, variant: str) -> list[Row]:
-    c, m = record.config, record.metrics or {}
-    shape: dict[str, Any] = {"sweep": sweep, "variant": variant, "depth": int(c["depth"]), "width": int(c["width"]),
-             "init": str(c["init"])}
-    out = []
-    for r in m.get("rows", []):
-        values = {k: _value(t, r.get(k)) for k, t in _TYPES.items() if k not in shape}
-        values["n"], values["profile"] = int(r.get("n", c.get("n", 0))), tuple(r["profile"])
-        out.append(Row(**shape, **values))
+    c, out = record.config, []
+    shape = {"sweep": sweep, "variant": variant, "depth": int(c["depth"]),
+             "width": int(c["width"]), "init": str(c["init"])}
+    for r in (record.metrics or {}).get("rows", []):
+        values = {k: read(r.get(k)) for k, read in _READ.items()}
+        out.append(Row(**values | shape | {"n": int(r.get("n", c.get("n", 0)))}))
     return out
 
 
@@ -117,16 +110,16 @@ def select(all_rows: list[Row], choices: Mapping[str, Any] | None = None, **over
     | "near-balanced" | "all"; eps: a value or "all"; variant "drawn": the pre-engine population (U/Gaussian
     with every parameter drawn, plus the Xavier schemes, the same under both); n: "all", "largest" or a length."""
     c = {**SELECTION, **{k: v for k, v in (choices or {}).items() if k in SELECTION}, **over}
-    out = [r for r in all_rows if r.margin == float(c["margin"]) and c["eps"] in ("all", r.eps)]
-    if c["variant"] == "drawn":
-        out = [r for r in out if (r.variant == "drawn") == (r.init in DRAWN_SCHEMES)]
-    else:
-        out = [r for r in out if r.variant == c["variant"]]
-    out = [r for r in out if c["init"] in ("all", r.init)]
-    if c["models"] != "all":
-        out = [r for r in out if not r.constant and (c["models"] != "near-balanced" or r.near_balanced())]
     n = max((r.n for r in all_rows), default=0) if c["n"] == "largest" else c["n"]
-    return out if isinstance(n, str) else [r for r in out if r.n == n]
+    out = [r for r in all_rows if r.margin == float(c["margin"]) and c["eps"] in ("all", r.eps)
+           and c["init"] in ("all", r.init) and (isinstance(n, str) or r.n == n)]
+    if c["models"] != "all":
+        out = [r for r in out if not r.constant]
+    if c["models"] == "near-balanced":
+        out = [r for r in out if 0.25 <= r.acceptance <= 0.75]
+    if c["variant"] == "drawn":
+        return [r for r in out if (r.variant == "drawn") == (r.init in DRAWN_SCHEMES)]
+    return [r for r in out if r.variant == c["variant"]]
 
 
 # -- random transformers against the same-balance control -------------------------------------------
@@ -216,8 +209,7 @@ def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
                f"D = d_model): {', '.join(f'L{c[0]} D{c[1]} N{c[2]} ({cells[c]:.3g})' for c in sorted(judged))}")
     if not judged:
         return Evidence(vacuous=f"no cell has a bound in the judged range; {summary}")
-    picked = select([r for r in everything if (r.depth, r.width, r.n) in judged], choices, eps=0.0,
-                    variant="project")
+    picked = select([r for r in everything if (r.depth, r.width, r.n) in judged], choices)
     if not picked:
         return _missing("non-constant models in the judged cells")
     ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
@@ -227,19 +219,10 @@ def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
 
 
 # -- fixed weights across N -------------------------------------------------------------------------
-def _log_value(r: Row, value: str, scaled: bool) -> float | None:
-    v = getattr(r, value)
-    if not (math.isfinite(v) and v > 0):  # a table with no change at all has no logarithm
-        return None
-    return math.log(r.n * v) if scaled else math.log(v)
-
-
-def _unit_slopes(picked: list[Row], value: str, scaled: bool) -> stats.Estimate:
-    """Mean over models of the OLS slope of log(N·value) (or log value) against log N."""
-    pts = [(r.unit, math.log(r.n), y) for r in picked if (y := _log_value(r, value, scaled)) is not None]
-    slopes = [stats.ols([a for _, a, _ in g], [b for _, _, b in g]).slope
-              for g in group_by(pts, lambda t: t[0]).values()]
-    return stats.mean_ci([s for s in slopes if math.isfinite(s)])
+def _logs(picked: list[Row], value: str, scaled: bool) -> list[tuple[str, float, float]]:
+    """(model, log N, log(N·value) or log value) per row (no change at all has no logarithm)."""
+    return [(r.unit, math.log(r.n), math.log(r.n * v if scaled else v))
+            for r in picked if math.isfinite(v := getattr(r, value)) and v > 0]
 
 
 def _length_obs(results: StudyResults, choices: Choices, value: str, scaled: bool) -> Evidence:
@@ -251,10 +234,13 @@ def _length_obs(results: StudyResults, choices: Choices, value: str, scaled: boo
         picked = select(rows(results, LENGTHS), choices, **fixed, variant="project")
     if not picked:
         return Evidence(missing=f"no finished `volume/{LENGTHS}` runs")
-    obs = [Obs(r.unit, y, math.log(r.n), MODEL) for r in picked if (y := _log_value(r, value, scaled)) is not None]
-    control = _unit_slopes(select(rows(results, LENGTHS), choices, **fixed, eps=0.0, variant="project"), value, scaled)
+    eps0 = select(rows(results, LENGTHS), choices, **fixed, eps=0.0, variant="project")
+    models = group_by(_logs(eps0, value, scaled), lambda t: t[0]).values()
+    slopes = [stats.ols([x for _, x, _ in m], [y for _, _, y in m]).slope for m in models]
+    control = stats.mean_ci(slopes)
     what = f"log(N·{value})" if scaled else f"log {value}"
-    return Evidence(obs, notes=f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models",
+    return Evidence([Obs(u, y, x, MODEL) for u, x, y in _logs(picked, value, scaled)],
+                    notes=f"N ∈ {sorted({r.n for r in picked})}, {len({r.unit for r in picked})} models",
                     details={"eps0_slope": control.value},
                     control=f"eps = 0 on the same weights (no Lipschitz guarantee): mean per-model slope of "
                     f"{what} {control.fmt()}")
@@ -306,7 +292,7 @@ def trained_runs(results: StudyResults) -> list[TrainedRun]:
                 function=str(c["task"]["function"]), n=int(c["task"]["n"]), seed=int(c.get("seed", 0)),
                 agreement=float(m.get("function_agreement") or 0.0), steps=int(m.get("steps") or 0),
                 budget=int(c.get("train", {}).get("steps") or 0), plateaued=flat, left_start=left,
-                model_k0=_value("float", m.get("model_K0")), target_k0=_value("float", m.get("target_K0"))))
+                model_k0=num(m.get("model_K0")), target_k0=num(m.get("target_K0"))))
     return out
 
 
@@ -342,26 +328,28 @@ def _units(mine: list[TrainedRun], where: str, at: float) -> list[Obs]:
     return [Obs(f"s{r.seed}/N{r.n}", float(r.learned(at)), None, r.function) for r in mine]
 
 
-def trained_evidence(function: str, which: str, at_default: float) -> Callable[[StudyResults, Choices], Evidence]:
+def trained_evidence(function: str, default: float) -> Callable[[StudyResults, Choices], Evidence]:
+    """Evidence on `function`'s runs at the largest N; learned: agreement ≥ `default` (choices: another
+    N, another `learned_at`)."""
     def evidence(results: StudyResults, choices: Choices) -> Evidence:
         label = TRAINED_FUNCTIONS[function]
         if results.plan is not None and function not in results.params.trained_functions:
             return Evidence(not_run=f"this plan does not train {label} (its deviations say why)")
-        runs, at, where = trained_runs(results), float(choices.get("learned_at", at_default)), choices.get("n", which)
-        mine = [r for r in runs if r.function == function]
-        ns = sorted({r.n for r in mine})
+        runs, where = trained_runs(results), choices.get("n", "largest")
+        at = float(choices.get("learned_at", default))
+        ns = sorted({r.n for r in runs if r.function == function})
         if not ns:
             return Evidence(missing=f"no finished training runs of {label}")
         n = {"largest": ns[-1], "smallest": ns[0], "middle": ns[len(ns) // 2]}.get(where)
-        mine = [r for r in mine if n in (None, r.n)]
+        judged = [r for r in runs if n in (None, r.n)]  # every function's runs at the judged N(s)
+        mine = [r for r in judged if r.function == function]
         others = [f"{TRAINED_FUNCTIONS[fn]} {sum(r.learned(at) for r in same)}/{len(same)}"
-                  for fn, same in group_by([r for r in runs if n in (None, r.n)], lambda r: r.function).items()
-                  if fn != function]
+                  for fn, same in group_by(judged, lambda r: r.function).items() if fn != function]
         control = f"N = {'all' if n is None else n}, same pipeline and budget: {', '.join(others) or 'none'}"
-        baseline = [r for r in runs if r.function == "majority" and n in (None, r.n)]
-        if function != "majority" and baseline and sum(r.learned(0.95) for r in baseline) * 2 < len(baseline):
+        majority = [r.learned(0.95) for r in judged if r.function == "majority"]
+        if function != "majority" and majority and sum(majority) * 2 < len(majority):
             return Evidence(pipeline=f"MAJORITY, through the same pipeline and budget, is learned by only "
-                            f"{sum(r.learned(0.95) for r in baseline)}/{len(baseline)} seeds", control=control)
+                            f"{sum(majority)}/{len(majority)} seeds", control=control)
         if function != "majority" and (still := [r for r in mine if not r.learned(at) and not r.plateaued]):
             return Evidence(pipeline=f"{len(still)} unlearned runs were still improving when the budget ran "
                             "out: 'fails' would mean 'ran out of steps'", control=control)
@@ -373,13 +361,7 @@ def trained_evidence(function: str, which: str, at_default: float) -> Callable[[
                  f"{sorted(r.steps for r in mine)}; {stuck} of {len(mine)} runs never left the constant predictor "
                  f"(best test loss ≥ 0.9); {label} learned by N: {_steps_to_learn(runs, function, at)}")
         seeds = {r.seed for r in mine}  # the same seeds at the judged N(s): context, not new units
-        context = [r for r in runs if r.function != function and r.seed in seeds and n in (None, r.n)]
+        context = [r for r in judged if r.function != function and r.seed in seeds]
         return Evidence(_units(mine + context, where, at), notes=notes, control=control)
 
     return evidence
-# fmt: on
-
-
-__all__ = ["CELLS", "CTRL", "LABELS", "MODEL", "Row", "TrainedRun", "bound_evidence", "growth_evidence",
-           "k0_positive_evidence", "lipschitz_evidence", "measure_zero_evidence", "one_bit_evidence", "plateau",
-           "rows", "select", "skew_evidence", "trained_evidence", "trained_runs"]  # fmt: skip

@@ -158,14 +158,10 @@ def trained_table(results: StudyResults) -> Table | None:
 
 def exhibits(results: StudyResults, plan: Plan[Any]) -> list[Any]:
     random, bound, lengths = rows(results, RANDOM), rows(results, BOUND), rows(results, LENGTHS)
-    units = len({r.unit for r in random}) + len({r.unit for r in bound}) + len({r.unit for r in lengths})
+    units = sum(len({r.unit for r in rs}) for rs in (random, bound, lengths))
     out: list[Any] = [PROTOCOL, f"{units} random models, each drawn once and profiled exactly on all 2^N strings "
                       "under every eps and margin of its cell; the same-balance control of each is computed from "
                       "its own accept/reject counts.", *init_exhibits(random)]
     items = (bound_table(bound), spectra_figure(random, results),
              lengths_figure(lengths), trained_table(results))
     return out + [item for item in items if item is not None]
-
-# fmt: on
-
-__all__ = ["exhibits"]
