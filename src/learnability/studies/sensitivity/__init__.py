@@ -7,10 +7,9 @@ from __future__ import annotations
 from learnability.studies.base import Study
 from learnability.studies.sensitivity import claims, exhibits, sweeps
 from learnability.studies.sensitivity.plan import PAPER, PLANS, QUICK, SensitivityParams
-from learnability.studies.sensitivity.sweeps import NAME
 
 STUDY: Study[SensitivityParams] = Study(
-    name=NAME,
+    name=sweeps.NAME,
     title="Why are Sensitive Functions Hard for Transformers?",
     paper="Hahn & Rofin, ACL 2024 (arXiv 2402.09963)",
     protocol_note=(

@@ -24,12 +24,18 @@ PRE_CHOICES = {"state": "fit", "filter": "fitted", "scale": "linear"}
 PRE_WHY = (": early stop at MSE < 0.001, 'fitted' filter, linear slope over all runs; the engine compares "
            "slopes by the interval of their difference, not by point estimates")
 PRE_FIT = {"state": "fit", "filter": "fitted"}  # the pre-engine reading of the runs
+ACC = (0.0, 1.0)  # an accuracy's range
 GEN_LABELS = {"learned": "the learned function", "completions": "random completions"}
 REVISED = "2026-11-30"  # the first engine rules, revised after the first quick run
 ROUND3 = "2026-12-01"  # revised on the reanalysis of issue 21 (docs/studies/sensitivity.md)
 AT_BUDGET = ("read at the end of the fixed budget, a trend against n is confounded with the time since the fit "
              "(PARITY fitted at step 200 at n = 4 and 800–1,400 at n = 8; the norm shrinks and the blowup "
              "drifts after the fit): every run is now read K steps after its fit")
+
+
+def earlier(rule: Any, version: int, date: str = REVISED) -> Any:
+    """An earlier version of `rule`: the same rule, since revised."""
+    return replace(rule, version=version, date=date)
 
 
 def units_revision(rule: Rule, shared: str, **choices: Any) -> Revision:
@@ -39,15 +45,14 @@ def units_revision(rule: Rule, shared: str, **choices: Any) -> Revision:
                     {"units": "run", **choices})
 
 
-def _trend(y: str, band: Any, version: int = 3, focus: str = "parity", **kw: Any) -> Trend:
-    return Trend(focus, band, x="n", y=y, controls=CONTROLS, control_band=band, labels=LABELS, version=version,
-                 **{"date": ROUND3, **kw})
-
-
-def at_budget(rule: Trend, **choices: Any) -> Revision:
+def at_budget(rule: Trend) -> Revision:
     """The engine rule before the reanalysis: the same trend, read at the end of the fixed budget."""
-    return Revision(replace(rule, version=rule.version - 1, date=REVISED), ROUND3, AT_BUDGET,
-                    {"state": "end of budget", **choices})
+    return Revision(earlier(rule, rule.version - 1), ROUND3, AT_BUDGET, {"state": "end of budget"})
+
+
+def _trend(y: str, band: Any, version: int = 3, focus: str = "parity") -> Trend:
+    return Trend(focus, band, x="n", y=y, controls=CONTROLS, control_band=band, labels=LABELS,
+                 version=version, date=ROUND3)
 
 
 def _pre_trend(y: str, controls: bool = True) -> Trend:
@@ -57,37 +62,23 @@ def _pre_trend(y: str, controls: bool = True) -> Trend:
     return Trend("parity", band, x="n", y=y, per_unit=False, labels=LABELS, version=1, date=PRE_ENGINE, **more)
 
 
-def _rise_rule(version: int, date: str = REVISED) -> AllOf:
-    band = above(0.0, 0.04)  # a rise of at least ×1.1 matters
-    return AllOf((Mean("sharpness", band, what="log10(after / before)"),
-                  Mean("blowup", band, what="log10(after / before)")), version=version, date=date)
-
-
-def _gen_rule(version: int, date: str = REVISED) -> Contrast:
-    return Contrast("learned", "completions", below(-0.25, 0.0), what="as", labels=GEN_LABELS, version=version,
-                    date=date)
-
-
-def _flat_rule(version: int, date: str = REVISED) -> Contrast:
-    return Contrast("completions", "learned", above(0.0, 0.05), kind_of="log10_ratio", what="refit sharpness",
-                    version=version, date=date)
-
-
-def _length_rule(version: int, date: str) -> AllOf:
-    beyond = "accuracy beyond the training lengths"
-    return AllOf((Mean("majority", above(0.8, 0.9), what=beyond, labels=LABELS, bounds=(0.0, 1.0)),
-                  Contrast("parity", "majority", below(-0.15, -0.05), what=beyond, labels=LABELS, bounds=(0.0, 1.0))),
-                 version=version, date=date)
-
-
-def _pad_rule(version: int, date: str = REVISED) -> AllOf:
-    return AllOf((Mean("scratchpad", above(0.8, 0.9), what="PARITY-bit accuracy (own outputs fed back)", bounds=(0.0, 1.0)),
-                  Contrast("scratchpad", "plain", above(0.1, 0.2), what="PARITY-bit accuracy", bounds=(0.0, 1.0))),
-                 version=version, date=date)
-
-
 def _share(group: str, lo: float, hi: float, what: str, version: int) -> Rate:
     return Rate(group, above(lo, hi), what=what, version=version, date=PRE_ENGINE)
+
+
+# -- the rules in force outside the scaling sweep (earlier versions: `earlier`) ----------------------
+BEYOND, PAD_ACC = "accuracy beyond the training lengths", "PARITY-bit accuracy"
+RISE = AllOf((Mean("sharpness", above(0.0, 0.04), what="log10(after / before)"),  # a rise ≥ ×1.1 matters
+              Mean("blowup", above(0.0, 0.04), what="log10(after / before)")), version=5, date=ROUND3)
+GEN = Contrast("learned", "completions", below(-0.25, 0.0), what="as", labels=GEN_LABELS, version=3,
+               date=REVISED)
+FLAT = Contrast("completions", "learned", above(0.0, 0.05), kind_of="log10_ratio", what="refit sharpness",
+                version=3, date=REVISED)
+LENGTH = AllOf((Mean("majority", above(0.8, 0.9), what=BEYOND, labels=LABELS, bounds=ACC),
+                Contrast("parity", "majority", below(-0.15, -0.05), what=BEYOND, labels=LABELS, bounds=ACC)),
+               version=4, date=ROUND3)
+PAD = AllOf((Mean("scratchpad", above(0.8, 0.9), what=f"{PAD_ACC} (own outputs fed back)", bounds=ACC),
+             Contrast("scratchpad", "plain", above(0.1, 0.2), what=PAD_ACC, bounds=ACC)), version=4, date=ROUND3)
 
 
 def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
@@ -108,13 +99,15 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     definition = Choice("definition", "paper", ("published",), "the published code's E_x Π max 1/std, last layer at the read-out only")
 
     def scaling(slug: str, title: str, statement: str, paper: str, evidence: Any, rule: Trend,
-                choices: tuple[Choice, ...], history: tuple[Revision, ...], pooled: bool = True,
-                alternatives: tuple[Alternative, ...] = (), **kw: Any) -> Claim:
-        """A claim on the scaling sweep, read in the state chosen (fit + K by default)."""
+                choices: tuple[Choice, ...], *history: Revision, revised: Revision | None = None,
+                pooled: bool = True, alternatives: tuple[Alternative, ...] = (), **kw: Any) -> Claim:
+        """A claim on the scaling sweep, read in the state chosen (fit + K by default). Its history: the rule
+        before the reanalysis (`revised`; default: the same rule read at the end of the budget), then `history`."""
         alts = (Alternative(POOLED, rule=replace(rule, per_unit=False)),) if pooled else ()
-        return Claim(slug=slug, title=title, statement=statement, paper_statement=paper, evidence=evidence, rule=rule,
-                     units=kw.pop("units", units), control=kw.pop("control", control), choices=(STATE, *choices),
-                     alternatives=(*alts, *alternatives), history=history, regime=scaling_regime,
+        return Claim(slug=slug, title=title, statement=statement, paper_statement=paper, evidence=evidence,
+                     rule=rule, units=kw.pop("units", units), control=kw.pop("control", control),
+                     choices=(STATE, *choices), alternatives=(*alts, *alternatives),
+                     history=(revised or at_budget(rule), *history), regime=scaling_regime,
                      replicate=("scaling",), **kw)
 
     return [
@@ -124,24 +117,24 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 "grows with n faster than that of MAJORITY and FIRST models.",
                 "Sharpness of transformers fitted to PARITY grows with the input length; for MAJORITY, FIRST and "
                 "MEAN it stays flat and small (Fig. 1, 5–8).",
-                ev.sharpness_growth, sharp := _trend("log10 sharpness (±1 units)", above(0.0, 0.01)),
+                ev.sharpness_growth, _trend("log10 sharpness (±1 units)", above(0.0, 0.01)),
                 (Choice("sharpness", "gauss", ("sphere",), "the sphere variant (paper's L_ρ) at the same radius ε√P"),),
-                (at_budget(sharp), pre_engine(_pre_trend("sharpness"), PRE_WHY, PRE_CHOICES)), prior_sd=0.05),
+                pre_engine(_pre_trend("sharpness"), PRE_WHY, PRE_CHOICES), prior_sd=0.05),
         scaling("blowup-grows", "PARITY's LayerNorm blowup grows with n",
                 f"Read {lag}, the LayerNorm blowup (paper definition) of converged PARITY models grows with n "
                 "faster than that of MAJORITY and FIRST models.",
                 "Fitting PARITY needs a LayerNorm blowup that grows with n; other functions stay flat (Theorem 4, "
                 "Fig. 1, 5–8).",
-                ev.blowup_growth, blow := _trend("log10 Blowup", above(0.0, 0.01)), (definition,),
-                (at_budget(blow), pre_engine(_pre_trend("Blowup"), PRE_WHY, PRE_CHOICES)), prior_sd=0.02),
+                ev.blowup_growth, _trend("log10 Blowup", above(0.0, 0.01)), (definition,),
+                pre_engine(_pre_trend("Blowup"), PRE_WHY, PRE_CHOICES), prior_sd=0.02),
         scaling("norm-grows", "PARITY's parameter norm (relative to initialisation) grows with n",
                 f"Read {lag}, ‖θ‖/‖θ₀‖ (positional parameters excluded; θ₀ the run's own initialisation) of "
                 "converged PARITY models grows with n faster than MAJORITY's and FIRST's. The theory requires norm "
                 "*or* blowup to grow (see tradeoff-frontier).",
                 "The parameter norm of transformers fitted to PARITY grows with n (Fig. 1).",
-                ev.norm_growth, grow := _trend("log10 ‖θ‖/‖θ₀‖", above(0.0, 0.004)), (norm,),
-                (at_budget(grow), pre_engine(_pre_trend("‖θ‖", controls=False), PRE_WHY + "; no control task",
-                                             {**PRE_CHOICES, "norm": "absolute"})), prior_sd=0.003),
+                ev.norm_growth, _trend("log10 ‖θ‖/‖θ₀‖", above(0.0, 0.004)), (norm,),
+                pre_engine(_pre_trend("‖θ‖", controls=False), PRE_WHY + "; no control task",
+                           {**PRE_CHOICES, "norm": "absolute"}), prior_sd=0.003),
         scaling("tradeoff-frontier", "Fitting PARITY needs a larger norm or blowup as n grows",
                 f"Across seeds{' and random (lr, weight decay) draws' if p.tradeoff_draws else ''}, read {lag}, "
                 "log10(‖θ‖/‖θ₀‖) + log10 Blowup of converged PARITY models — the frontier of norm against blowup — "
@@ -149,8 +142,8 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 "Across learning rates and weight decays, PARITY solutions need a large parameter norm or a large "
                 "LayerNorm blowup, and the frontier moves outward with n (Fig. 2).",
                 ev.frontier, edge := _trend(size, above(0.0, 0.01)), (norm, definition, *draws),
-                (at_budget(edge), pre_engine(_pre_trend("log10(‖θ‖·Blowup)", controls=False), PRE_WHY + "; no control "
-                                             "task", {**PRE_FIT, "norm": "absolute", "runs": "trade-off draws only"})),
+                pre_engine(_pre_trend("log10(‖θ‖·Blowup)", controls=False), PRE_WHY + "; no control task",
+                           {**PRE_FIT, "norm": "absolute", "runs": "trade-off draws only"}),
                 units=Units("seed or trade-off draw", 3, "one seed (or (lr, wd, seed) draw) is used at every n and task"),
                 alternatives=(Alternative("frontier=lower half per cell (runs nearest the origin; pooled OLS)",
                                           {"frontier": "lower half per cell"}, replace(edge, per_unit=False)),),
@@ -162,12 +155,12 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 "models (out of scope: as/n → 0) reach the same level ½.",
                 "lim_{ρ→0} liminf_{n→∞} L_ρ,n(T) ≥ liminf_{n→∞} as(T_θ)/(2n) − L·exp(−Ω(d)) (§5): sensitive "
                 "transformers sit in sharp minima at every radius.",
-                ev.bound, radius := _trend("log10 ρ*", below(-0.02, 0.0), focus="focus"),
+                ev.bound, _trend("log10 ρ*", below(-0.02, 0.0), focus="focus"),
                 (Choice("level", "PARITY's ½", ("own as(T)/(2n)",), "controls at their own (vanishing) bound instead"), *focus),
-                (at_budget(radius), pre_engine(_share("pooled", 0.5, 0.8, "share of models with L_ρ ≥ as(T)/(2n)", 1),
-                            ": every function pooled at ρ = ε√P, Spearman ≥ 0.5 and ≥ 80% above the line; the engine "
-                            "keeps the share (its Wilson interval), the Spearman part has no engine form",
-                            {"statistic": "pre-engine", **PRE_FIT})),
+                pre_engine(_share("pooled", 0.5, 0.8, "share of models with L_ρ ≥ as(T)/(2n)", 1),
+                           ": every function pooled at ρ = ε√P, Spearman ≥ 0.5 and ≥ 80% above the line; the engine "
+                           "keeps the share (its Wilson interval), the Spearman part has no engine form",
+                           {"statistic": "pre-engine", **PRE_FIT}),
                 pooled=False, control=Control("MAJORITY and FIRST at PARITY's level ½, same sweep and filter", group="majority"),
                 alternatives=(Alternative("statistic=L_ρ/(as(T)/2n) at ε√P", {"statistic": "ratio"},
                                           _trend("log10 L_ρ/(as/2n)", above(0.0, 0.02), focus="focus")),),
@@ -178,18 +171,18 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 "of converged PARITY models grows with n, faster than MAJORITY's and FIRST's.",
                 "Corollary 5: a transformer computing f has C·E[Blowup(x)²] ≥ Ω(as(f)/√(n log n)): fitting PARITY needs "
                 "growing blowup or weights.",
-                ev.corollary, _trend("log10 C·E[Blowup²]", above(0.0, 0.01), 4),
+                ev.corollary, cor := _trend("log10 C·E[Blowup²]", above(0.0, 0.01), 4),
                 (Choice("form", "inequality", ("growth",), "test only the growth with n"),
                  Choice("C", "scaled", ("unscaled",), "the pre-engine C (no 1/√d_h, no gains)")),
-                (Revision(_trend("log10 C·E[Blowup²]", above(0.0, 0.01), 3, date=REVISED), ROUND3,
-                          "vacuity judged at initialisation (v3), on models that do not compute PARITY, and growth read "
-                          "at the end of the budget; now on the trained models, with the growth form's lack of power "
-                          "stated", {"vacuity": "initialisation", "state": "end of budget"}),
-                 pre_engine(_share("holds", 0.5, 0.9, holds, 1), " as first written: c fitted at the smallest n, "
-                            "≥ 90% hold → reproduced, < 50% → not", {"form": "pre-engine", **PRE_FIT}),
-                 pre_engine(_share("holds", 0.5, 0.9, holds, 2), " after the data were seen: inconclusive when "
-                            "log10 C·E[B]² scatters by more than 10× the right side's change (the power condition)",
-                            {"form": "pre-engine+power", **PRE_FIT})),
+                pre_engine(_share("holds", 0.5, 0.9, holds, 1), " as first written: c fitted at the smallest n, "
+                           "≥ 90% hold → reproduced, < 50% → not", {"form": "pre-engine", **PRE_FIT}),
+                pre_engine(_share("holds", 0.5, 0.9, holds, 2), " after the data were seen: inconclusive when "
+                           "log10 C·E[B]² scatters by more than 10× the right side's change (the power condition)",
+                           {"form": "pre-engine+power", **PRE_FIT}),
+                revised=Revision(earlier(cor, 3), ROUND3, "vacuity judged at initialisation (v3), on models that do "
+                                 "not compute PARITY, and growth read at the end of the budget; now on the trained "
+                                 "models, with the growth form's lack of power stated",
+                                 {"vacuity": "initialisation", "state": "end of budget"}),
                 pooled=False, prior_sd=0.3),
         # -- dynamics and generalisation -------------------------------------------------------------------
         Claim("dynamics-rise", "Sharpness and blowup rise as PARITY is learned",
@@ -197,16 +190,16 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             "the LayerNorm blowup on a fixed batch, averaged from the first step with loss < 0.01 on, exceed their "
             "means over the plateau before it (loss ≥ 0.2), as in the paper's curves aligned at the loss drop.",
             "During training on PARITY, sharpness and LayerNorm blowup increase as the loss falls (Fig. 3).",
-            ev.dynamics, _rise_rule(5, ROUND3),
+            ev.dynamics, RISE,
             Units("seed", 3, "the weight decays of a seed share its initial weights and data"),
             Control("the same run on its plateau", value="its own plateau (or initialisation)"),
             choices=(Choice("reference", "plateau", ("initialisation",),
                             "the plateau is where the loss still sits near 0.25, after the first steps"),
                      definition, Choice("sharpness", "gauss", ("sphere",))),
-            history=(Revision(_rise_rule(4), ROUND3, "against initialisation (v4): the Gaussian sharpness there (a mean loss increase "
+            history=(Revision(earlier(RISE, 4), ROUND3, "against initialisation (v4): the Gaussian sharpness there (a mean loss increase "
                               "away from a minimum) is ≤ 0 in half the runs, so no ratio; the paper aligns the curves at the "
                               "loss drop", {"reference": "initialisation"}),
-                units_revision(_rise_rule(3), "the runs of a seed at its several weight decays", reference="initialisation"),
+                units_revision(earlier(RISE, 3), "the runs of a seed at its several weight decays", reference="initialisation"),
                 pre_engine(AllOf((both,), version=1, date=PRE_ENGINE), " as first written: the value at alignment "
                            "against the mean over the first quarter of the run, both rise in every aligned run",
                            {"reference": "first quarter", "after": "at alignment"}),
@@ -222,10 +215,10 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             "training data.",
             "A transformer trained on part of a random function's truth table learns a function "
             "of lower sensitivity than random completions of the same data (Fig. 4).",
-            ev.generalisation, _gen_rule(3), seeds,
+            ev.generalisation, GEN, seeds,
             Control("random completions of the same training strings, per run", group="completions"),
             choices=(Choice("size", "all", ("smallest",), "only the smallest training set"),),
-            history=(units_revision(_gen_rule(2), "the runs of a random function at its several training sizes"),
+            history=(units_revision(earlier(GEN, 2), "the runs of a random function at its several training sizes"),
                 pre_engine(_share("below-5th", 0.5, 0.8, "share of runs below the completions' 5th percentile", 1),
                            ": learned as below the 5th percentile in ≥ 80% of runs")),
             regime=Regime("a random function at n = 10 from 1/8–1/2 of its table", f"n = {p.gen_n}", True),
@@ -237,12 +230,12 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             "training data.",
             "Refitting a transformer to the function it learned gives a flatter minimum than "
             "refitting it to random completions of the same data (Fig. 4).",
-            ev.flatness, _flat_rule(3), seeds,
+            ev.flatness, FLAT, seeds,
             Control("the refitted learned function of the same run", group="learned"),
             choices=(Choice("sharpness", "gauss", ("sphere",)),
                      Choice("refits", "fitted", ("all",), "refits that reach accuracy ≥ 0.99 on their table"),
                      Choice("size", "all", ("smallest",), "only the smallest training set")),
-            history=(units_revision(_flat_rule(2), "the runs of a random function at its several training sizes"),
+            history=(units_revision(earlier(FLAT, 2), "the runs of a random function at its several training sizes"),
                 pre_engine(_share("flatter-all", 0.5, 0.8, "share of runs flatter than every refitted completion", 1),
                            ": flatter than every completion in ≥ 80% of runs (it used sphere sharpness at ρ = 0.1; "
                            "ε√P stands in here)", {"sharpness": "sphere"})),
@@ -257,19 +250,19 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             "there. The project's own extension.",
             "Hahn & Rofin (§6) argue that sensitive functions are hard to length-generalise; "
             "the paper has no length experiment.",
-            ev.length, _length_rule(4, ROUND3),
+            ev.length, LENGTH,
             Units("seed", 3, "PARITY and MAJORITY runs of a seed share their initial weights"),
             Control("MAJORITY (low sensitivity), same read-out, positions and budget", group="majority"),
             choices=(Choice("positions", p.len_positions[0], tuple(p.len_positions[1:]), "another scheme defined at every length"),
                      Choice("beyond", "every bucket beyond", ("farthest bucket",), "only the longest strings")),
-            history=(Revision(_length_rule(3, REVISED), ROUND3, "no positional encoding (v3): bidirectional attention and a CLS "
+            history=(Revision(earlier(LENGTH, 3), ROUND3, "no positional encoding (v3): bidirectional attention and a CLS "
                               "read-out see a multiset, so MAJORITY (the share of ones, which attention averages at any "
                               "length) generalises by construction; distance-aware positions make it a test", {"positions": "none"}),
                 pre_engine(AllOf((Mean("parity-drop", above(0.1, 0.15)), Mean("majority-drop", below(0.1, 0.15)),
                                   Contrast("majority", "parity", above(0.05, 0.1))), version=1, date=PRE_ENGINE),
                            ", on sinusoidal positions (it read the last position): PARITY drops ≥ 0.15, MAJORITY "
                            "≤ 0.1, MAJORITY beats PARITY by ≥ 0.1", {"positions": "sinusoidal", "parity_runs": "all"}),
-                Revision(_length_rule(2, REVISED), REVISED, "first engine rule, revised after the first quick run: it "
+                Revision(earlier(LENGTH, 2), REVISED, "first engine rule, revised after the first quick run: it "
                          "also counted PARITY runs that never fit their training lengths (all were at chance there, "
                          "0.50), for which chance beyond them says nothing about length generalisation",
                          {"parity_runs": "all", "positions": "none"})),
@@ -282,16 +275,16 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
             "one at a time, fed its own outputs at test time, gets the PARITY bit right where the same-size plain model does not.",
             "Intermediate steps (a scratchpad of prefix parities) make each step a low-sensitivity function, so PARITY "
             "becomes learnable (§6; published code up to n = 1024).",
-            ev.scratchpad, _pad_rule(4, ROUND3),
+            ev.scratchpad, PAD,
             Units("seed", 3, "a seed draws the initial weights and the data"),
             Control("plain PARITY: same n, width, budget and test strings", group="plain"),
             choices=(Choice("n", "largest", ("all",), "also the scratchpad models at smaller n (plain only at the largest)"),
                      Choice("score", "final bit", ("every step",), "every prefix parity right, not only the last")),
-            history=(Revision(_pad_rule(3), ROUND3, "averaged over n (v3), mixing n = 6, where plain PARITY is learned, "
+            history=(Revision(earlier(PAD, 3), ROUND3, "averaged over n (v3), mixing n = 6, where plain PARITY is learned, "
                          "with n = 12, where it is at chance; judged now at the largest n", {"n": "all"}),
-                units_revision(_pad_rule(2), "the runs of a seed at its several n", n="all"),
-                pre_engine(AllOf((Mean("scratchpad", above(0.85, 0.9), bounds=(0.0, 1.0)),
-                                  Mean("plain", below(0.75, 0.8), bounds=(0.0, 1.0))), version=1, date=PRE_ENGINE),
+                units_revision(earlier(PAD, 2), "the runs of a seed at its several n", n="all"),
+                pre_engine(AllOf((Mean("scratchpad", above(0.85, 0.9), bounds=ACC),
+                                  Mean("plain", below(0.75, 0.8), bounds=ACC)), version=1, date=PRE_ENGINE),
                            ": scratchpad ≥ 0.9 and plain ≤ 0.75 at one n; it read the last position under teacher "
                            "forcing", {"decoding": "teacher-forced", "n": "largest"})),
             figure="scratchpad", regime=Regime("n up to 1024 (published code)", f"n = {p.pad_n}", True),

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
 from learnability.measure.bounds import bound_radius
 from learnability.measure.length import REFERENCE
-from learnability.studies import Choices, Evidence, Obs, group_by, median, metric, num
+from learnability.studies import Choices, Evidence, Obs, group_by, mean, median, metric, num
+from learnability.studies.common import finite
 from learnability.studies.sensitivity.plan import FIT_LOSS
 
 # fmt: off
@@ -57,16 +59,13 @@ def mechanistic(records: list[Any], choices: Choices,
                 value: Callable[[Any, dict[str, Any]], float | None]) -> tuple[list[tuple[Any, float]], str]:
     """(record, value) of the runs with the chosen state that pass the filter, and a note counting them."""
     which, how = choices.get("state", "fit+K"), choices.get("filter", "converged")
-    kept, absent, dropped = [], 0, 0
-    for r in records:
-        st = state(r, which)
-        absent, dropped = absent + (st is None), dropped + (st is not None and not keep(r, st, how))
-        v = value(r, st) if st is not None and keep(r, st, how) else None
-        if v is not None and math.isfinite(v):
-            kept.append((r, float(v)))
+    read = [(r, st) for r in records if (st := state(r, which)) is not None]
+    passed = [(r, st) for r, st in read if keep(r, st, how)]
+    kept = [(r, v) for r, st in passed if (v := finite(value(r, st))) is not None]
     lag = f", K = {records[0].metrics.get('after_fit')} steps" if records and which == "fit+K" else ""
-    return kept, (f"{len(kept)} runs kept (state '{which}'{lag}); {absent} have no such state (not fitted "
-                  f"within the cap), {dropped} left out by the '{how}' filter")
+    return kept, (f"{len(kept)} runs kept (state '{which}'{lag}); {len(records) - len(read)} have no "
+                  f"such state (not fitted within the cap), {len(read) - len(passed)} left out by the "
+                  f"'{how}' filter")
 
 
 def log10(x: float) -> float | None:
@@ -122,10 +121,13 @@ def noise(kept: list[tuple[Any, float]], choices: Choices) -> str:
             f"(median of {len(rel)} PARITY models)") if rel else ""
 
 
+def _scaled(value: float, c: Choices) -> float | None:
+    return value if c.get("scale") == "linear" else log10(value)  # linear: the pre-engine `scale`
+
+
 def _read(prefix: str, choice: str, default: str) -> Callable[[Any, dict[str, Any], Choices], float | None]:
-    """log10 (linear under the pre-engine `scale`) of `<prefix>_<choices[choice]>` in the state read."""
-    return lambda r, st, c: (lambda v: v if c.get("scale") == "linear" else log10(v))(
-        num(st.get(f"{prefix}_{c.get(choice, default)}")))
+    """`<prefix>_<choices[choice]>` in the state read, scaled."""
+    return lambda r, st, c: _scaled(num(st.get(f"{prefix}_{c.get(choice, default)}")), c)
 
 
 _sharpness, _blowup = _read("sharpness", "sharpness", "gauss"), _read("blowup", "definition", "paper")
@@ -134,9 +136,11 @@ _sharpness, _blowup = _read("sharpness", "sharpness", "gauss"), _read("blowup", 
 def _norm(r: Any, st: dict[str, Any], c: Choices) -> float | None:
     key = "param_norm_matrices" if c.get("norm") == "matrices" else "param_norm"
     norm, init = num(st.get(key)), num(r.metrics.get("init", {}).get(key))
-    if c.get("scale") == "linear":
-        return norm
-    return log10(norm) if c.get("norm") == "absolute" else log10(norm / init)
+    return _scaled(norm if c.get("norm") == "absolute" else norm / init, c)
+
+
+sharpness_growth, blowup_growth = growth("scaling", _sharpness), growth("scaling", _blowup)
+norm_growth = growth("scaling", _norm)
 
 
 def _size(r: Any, st: dict[str, Any], c: Choices) -> float | None:
@@ -180,14 +184,12 @@ def bound(results: Any, choices: Choices) -> Evidence:
     focus = choices.get("focus", "parity")
     if not any(task_of(r) == focus for r in runs):
         return Evidence(missing=f"no {LABELS.get(focus, focus)} runs at this scale")
-    status: dict[str, int] = {}
-    obs = []
     kept, note = mechanistic([r for r in runs if task_of(r) in (focus, *CONTROLS)], choices, lambda r, st: 0.0)
-    for r, _ in kept:
-        if (got := _radius(r, state(r, choices.get("state", "fit+K")) or {}, choices)) is not None:
-            status[got[1]] = status.get(got[1], 0) + 1
-            group = "focus" if task_of(r) == focus else task_of(r)
-            obs.append(Obs(seed_unit(r), got[0], n_of(r), group, censored=got[1] == "beyond_largest"))
+    which = choices.get("state", "fit+K")
+    radii = [(r, got) for r, _ in kept if (got := _radius(r, state(r, which) or {}, choices))]
+    obs = [Obs(seed_unit(r), x, n_of(r), "focus" if task_of(r) == focus else task_of(r),
+               censored=where == "beyond_largest") for r, (x, where) in radii]
+    status = dict(Counter(where for _, (_, where) in radii))
     grid = ", ".join(f"{k}: {v}" for k, v in sorted(status.items()))
     return Evidence(obs, notes=f"{note}; radius on the grid — {grid}. Out of the theorem's scope (as(f)/n → 0): "
                     "MAJORITY, FIRST, MEAN, used as controls at PARITY's level ½", details={"radius_status": status})
@@ -320,7 +322,7 @@ def generalisation(results: Any, choices: Choices) -> Evidence:
     runs, unit = _gen_runs(results, choices)
     if not runs:
         return Evidence(missing="no finished generalisation runs")
-    kept = [r for r in runs if choices.get("filter") == "all" or num(r.metrics.get("train_acc")) >= 0.95]
+    kept = [r for r in runs if num(r.metrics.get("train_acc")) >= 0.95]
     obs = [Obs(unit(r), num(r.metrics.get(k)), None, g) for r in kept
            for g, k in (("learned", "learned_as"), ("completions", "completion_as_mean"))]
     obs += [Obs(unit(r), float(num(r.metrics.get("learned_as_quantile")) < 0.05), None, "below-5th") for r in kept]
@@ -370,16 +372,16 @@ def length(results: Any, choices: Choices) -> Evidence:
             continue
         unit = f"seed{r.config['seed']}"
         obs += [Obs(unit, beyond, None, task), Obs(unit, inside - beyond, None, f"{task}-drop")]
-    majority_in = statistics.fmean(ins["majority"]) if ins["majority"] else math.nan
+    parity_in, majority_in = mean(ins["parity"]), mean(ins["majority"])
     if majority_in < 0.95:
         return Evidence(pipeline=f"MAJORITY reaches only {majority_in:.2f} on its training lengths")
     fitted = sum(o.group == "parity" for o in obs)
     if choices.get("parity_runs", FIT) == FIT and not fitted:
-        return Evidence(missing=(f"no PARITY run fits its training lengths (accuracy there {statistics.fmean(ins['parity']):.2f} "
+        return Evidence(missing=(f"no PARITY run fits its training lengths (accuracy there {parity_in:.2f} "
                                  "on average, threshold 0.95): there is nothing to generalise beyond them"))
     ref = "; ".join(f"{LABELS[t]} {' / '.join(f'{a:g}' for a in REFERENCE.accuracy[t])}" for t in ("parity", "majority"))
     return Evidence(obs, notes=(
-        f"positions {pos}; accuracy on the training lengths: PARITY {statistics.fmean(ins['parity']):.3f} ({fitted}/"
+        f"positions {pos}; accuracy on the training lengths: PARITY {parity_in:.3f} ({fitted}/"
         f"{len(ins['parity'])} fit them), MAJORITY {majority_in:.3f}; {runs[0].metrics.get('training_space')} strings "
         f"of the training lengths, ~{num(runs[0].metrics.get('training_distinct')):.0f} distinct ones drawn per run. "
         f"For orientation only, {REFERENCE.source}, buckets {' / '.join(REFERENCE.buckets)}: {ref}"))
@@ -416,8 +418,3 @@ def figure11(results: Any) -> str:
     return "; ".join(f"{k} " + " / ".join(f"{median(f(r) for r in rs):.3g}" for rs in cells.values())
                      for k, f in cols.items()) + f" at n = {' / '.join(map(str, cells))} (medians)"
 # fmt: on
-
-
-sharpness_growth, blowup_growth, norm_growth = (
-    growth("scaling", f) for f in (_sharpness, _blowup, _norm)
-)

@@ -3,26 +3,20 @@ after their fit; accuracies get t intervals over seeds cut to [0, 1]; MEAN (real
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from learnability import stats
 from learnability.measure.length import REFERENCE
 from learnability.report.panels import Figure, Histogram, Panel, Series, Table
-from learnability.studies import Plan, StudyResults, group_by, grouped_series, median
+from learnability.studies import Plan, StudyResults, group_by, grouped_series, mean_series, median
 from learnability.studies.sensitivity import evidence as ev
 from learnability.studies.sensitivity.evidence import LABELS, keep, n_of, num, state, task_of
 from learnability.studies.sensitivity.plan import FIT_LOSS, SensitivityParams
 
 # fmt: off
 ORDER = ["parity", "sparse_half", "majority", "first", "mean"]
-
-
-def _accuracy(points: Iterable[tuple[Any, float]], label: str, kind: Any = "line") -> Series:
-    """Mean accuracy per x over seeds, t interval cut to [0, 1] (all seeds at 1.0 give [1, 1])."""
-    cells = group_by(points, lambda p: p[0])
-    est = [stats.mean_ci([y for _, y in ps], (0.0, 1.0)) for ps in cells.values()]
-    return Series(label, list(cells), [e.value for e in est], [e.lo for e in est], [e.hi for e in est], kind=kind)
+ACC = (0.0, 1.0)  # an accuracy's range: its t interval over seeds is cut to it (all at 1.0 give [1, 1])
 
 
 def _headline(runs: list[Any]) -> list[tuple[Any, dict[str, Any]]]:
@@ -49,8 +43,8 @@ def scaling(results: StudyResults) -> list[Figure | Table]:
                   "the headline state is K steps later. MEAN is real-valued: no accuracy.")
     panels = [
         Panel("test accuracy at the budget's end (all runs)", "n", "accuracy", ylim=(0.4, 1.02), hlines=[(0.5, "chance")],
-              series=[_accuracy([(n_of(r), num(r.metrics.get("test_acc"))) for r in runs if task_of(r) == t], LABELS[t])
-                      for t in tasks if t not in ev.REAL_VALUED]),
+              series=grouped_series([(t, n_of(r), num(r.metrics.get("test_acc"))) for r in runs
+                                     if (t := task_of(r)) not in ev.REAL_VALUED], tasks, LABELS, bounds=ACC)),
         Panel("the model's own as(T), K steps after the fit", "n", "as(T), real-valued, ±1 units", series=grouped_series(
             [(task_of(r), n_of(r), num(st.get("model_as_real"))) for r, st in head], order=tasks, labels=LABELS)),
         *drift([r for r in runs if task_of(r) == "parity" and r.metrics.get("fit_step") is not None]),
@@ -107,27 +101,26 @@ def dynamics(results: StudyResults) -> list[Figure]:
     runs = sorted(results.of("dynamics"), key=lambda r: (r.config["train"]["weight_decay"], r.config["seed"]))
     if not runs:
         return []
-    panels, wds = [], sorted({r.config["train"]["weight_decay"] for r in runs})
+    wds, curves, named = sorted({r.config["train"]["weight_decay"] for r in runs}), [], set()
+    for r in runs:  # one colour and legend entry per weight decay (its seeds), grey for a run that never fit
+        traj, wd = r.metrics.get("trajectory") or [], r.config["train"]["weight_decay"]
+        hit = [row["step"] for row in traj if num(row.get("probe_loss")) < ev.ALIGN]
+        tag = f"wd {wd:g}" if hit else f"wd {wd:g}, seed {r.config['seed']} (never fit)"
+        steps = [row["step"] - (hit[0] if hit else 0) for row in traj]
+        curves.append((None if tag in named else tag, steps, traj, f"C{wds.index(wd)}" if hit else "grey"))
+        named.add(tag)
+    panels = []
     for key, label in (("probe_loss", "MSE on the probe batch"), ("sharpness_gauss", "Gaussian sharpness (±1)"),
                        ("blowup_paper", "Blowup (paper)"), ("param_norm", "‖θ‖")):
-        series, named = [], set()
-        for r in runs:  # one colour and legend entry per weight decay (its seeds), grey for a run that never fit
-            traj, wd = r.metrics.get("trajectory") or [], r.config["train"]["weight_decay"]
-            hit = [row["step"] for row in traj if num(row.get("probe_loss")) < ev.ALIGN]
-            tag = f"wd {wd:g}" if hit else f"wd {wd:g}, seed {r.config['seed']} (never fit)"
-            series.append(Series(tag if key == "probe_loss" and tag not in named else None,
-                                 [row["step"] - (hit[0] if hit else 0) for row in traj],
-                                 [num(row.get(key)) for row in traj], kind="dashed",
-                                 color=f"C{wds.index(wd)}" if hit else "grey"))
-            named.add(tag)
+        series = [Series(tag if key == "probe_loss" else None, steps, [num(row.get(key)) for row in traj],
+                         kind="dashed", color=color) for tag, steps, traj, color in curves]
         panels.append(Panel(label, "steps after the first probe loss < 0.01", label, series=series,
                             logy=key != "param_norm", vlines=[(0.0, "")],
                             hlines=[(ev.PLATEAU, "plateau (loss ≥ 0.2)")] if key == "probe_loss" else []))
-    rises = [Series(f"{what}, against the {ref}", [i + 0.15 * j for i, _ in enumerate(runs)],
-                    [num(ev.rise(r.metrics.get("trajectory") or [], key, ref, "mean from alignment")) for r in runs],
-                    kind="points")
-             for j, (what, key, ref) in enumerate((("sharpness", "sharpness_gauss", "plateau"),
-                                                   ("blowup", "blowup_paper", "plateau")))]
+    rises = [Series(f"{what}, against the plateau", [i + 0.15 * j for i in range(len(runs))],
+                    [num(ev.rise(r.metrics.get("trajectory") or [], key, "plateau", "mean from alignment"))
+                     for r in runs], kind="points")
+             for j, (what, key) in enumerate((("sharpness", "sharpness_gauss"), ("blowup", "blowup_paper")))]
     panels.append(Panel("the rise per run (the claim)", "run (by weight decay, seed)", "log10(after / before)",
                         series=rises, hlines=[(0.0, "no rise"), (0.04, "band edge ×1.1")]))
     return [Figure("dynamics", "PARITY training on one fixed probe batch, aligned at the first step with loss < 0.01 "
@@ -158,7 +151,7 @@ def length(results: StudyResults) -> list[Figure]:
         return []
     points = [(f"{LABELS[task_of(r)]}, {r.config['model']['positions']}", b, num(a))
               for r in runs for b, a in (r.metrics.get("length_acc") or {}).items()]
-    series = [_accuracy([(x, a) for _, x, a in pts], g) for g, pts in group_by(points, lambda p: p[0]).items()]
+    series = grouped_series(points, bounds=ACC)
     hi, buckets = results.params.len_train[1], sorted({p[1] for p in points}, key=lambda b: int(b.split("-")[0]))
     ref = "; ".join(f"{LABELS[t]} {' / '.join(map(str, v))}" for t, v in REFERENCE.accuracy.items())
     return [Figure("length", f"Accuracy per length bucket (trained on lengths up to {hi}), CLS "
@@ -177,7 +170,8 @@ def scratchpad(results: StudyResults) -> list[Figure]:
     plain = [r for r in runs if r.config["mode"] == "plain"]
 
     def acc(rs: list[Any], key: str, label: str) -> Series:
-        return _accuracy([(int(r.config["n"]), num(r.metrics.get(key))) for r in rs], label, "line" if rs is pad else "points")
+        points = [(int(r.config["n"]), num(r.metrics.get(key))) for r in rs]
+        return mean_series(points, label, "line" if rs is pad else "points", bounds=ACC)
 
     def curve(key: Callable[[Any], float], label: str) -> Panel:
         return Panel(label, "n", label, logy=True, series=grouped_series(
