@@ -5,6 +5,7 @@ circuit imitation — each with its regime (claimed vs checked) and the sweeps w
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from learnability.studies import (  # isort: skip
@@ -38,12 +39,11 @@ def _solve_rule(accuracy: Band, over_chance: Band, labels: dict[str, str], versi
 
 
 def _solves(plan: Plan[RandomParams], task: str) -> Claim:
-    t, paper = plan.params.tasks[task], PAPER_PARAMS.tasks[task]
+    t, size = plan.params.tasks[task], task_size(PAPER_PARAMS.tasks[task].config)
     labels = {"random": f"random width {t.wide}", "chance": "copy baseline E[1/m]" if task == "needle" else
               "chance line (best input-blind predictor)"}
     scoring = (Choice("scoring", "published", ("full",), "the published metric never scores the first answer "
                       "digit; the full metric scores every digit and the stop"),) if task == "decimal_add" else ()
-    size = task_size(paper.config)
     return Claim(
         slug=SLUGS[task],
         title=f"Random transformers solve {LABELS[task]}",
@@ -53,7 +53,7 @@ def _solves(plan: Plan[RandomParams], task: str) -> Claim:
         "solves it in the same pipeline.",
         paper_statement="At width 1024, random transformers reach 100% on modular addition, needle-in-a-haystack, decimal "
         "addition and parenthesis balancing (median of 10 restarts; Zhong & Andreas 2024, Fig. 2).",
-        evidence=ev.solves(plan.params, task),
+        evidence=partial(ev.solves, plan.params, task),
         rule=_solve_rule(above(0.8, 0.9), above(0.1, 0.2), labels, version=3),
         units=SEEDS,
         control=Control("chance line of the same rows and scoring: the best input-blind predictor"
@@ -86,7 +86,7 @@ def _width(plan: Plan[RandomParams]) -> Claim:
         f"the widest width score higher than at width {min(plan.params.tasks[k].narrow for k in tasks)} (paired by "
         "task and restart).",
         paper_statement="At width 16 random transformers reach only 1.3–87.3% on the four tasks (Fig. 2).",
-        evidence=ev.width_matters(plan.params),
+        evidence=partial(ev.width_matters, plan.params),
         rule=Contrast("wide", "narrow", above(0.05, 0.2), what="accuracy", labels=labels, bounds=(0.0, 1.0), version=2),
         units=Units("(task, seed)", min_per_cell=2),
         control=Control("the same tasks and restarts at width 16", group="narrow"),
@@ -114,7 +114,7 @@ def _ablation(plan: Plan[RandomParams]) -> Claim:
         "trained, every variant that trains only the unembedding or only input embeddings (token, position, "
         "token + position) does clearly worse (paired by task and restart).",
         paper_statement="In general, embedding and unembedding parameters must both be trained (Table 1).",
-        evidence=ev.ablation(plan.params),
+        evidence=partial(ev.ablation, plan.params),
         rule=Contrast("all three", "best partial", above(0.05, 0.1), what="accuracy", labels=labels, version=2),
         units=Units("(task, seed)", min_per_cell=2),
         control=Control("the best partial variant on the same task and restart", group="best partial"),
@@ -147,7 +147,7 @@ def _subspace(plan: Plan[RandomParams]) -> Claim:
         "more than neurons is reported, not judged: the untrained network shows it as well.)",
         paper_statement="Embedding-only training works by selecting low-dimensional subspaces of the random "
         "network's representations rather than sparse sets of neurons (Zhong & Andreas 2024, §6).",
-        evidence=ev.subspace(p),
+        evidence=partial(ev.subspace, p),
         rule=AllOf(parts, version=3, date="2026-12-01"),
         units=Units("(task, seed)", min_per_cell=2, note="layers ≥ 1 averaged within a model"),
         control=Control("isotropic Gaussian rows of the same shape, and the same network at init", group="init"),
@@ -222,7 +222,7 @@ def _language(plan: Plan[RandomParams]) -> Claim:
         "(cross-entropy at most 0.05 nats higher), paired by seed.",
         paper_statement="A random width-512 transformer reaches cross-entropy 2.64 on TinyStories, matched by "
         "a fully trained model with ~15× fewer trainable parameters (Zhong & Andreas 2024, §5.2).",
-        evidence=ev.language(plan.params),
+        evidence=partial(ev.language, plan.params),
         rule=AllOf((Contrast("random", "unigram", below(-0.1, 0.0), what=ce, labels=labels),
                     Contrast("full", "random", below(0.05, 0.15), what=ce, labels=labels)), version=2, date=V2),
         units=PAIRED_SEEDS,

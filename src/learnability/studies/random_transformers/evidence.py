@@ -1,21 +1,18 @@
 """Study `random`, evidence: reading run records — which condition a run is, its accuracy under an
 analysis choice, its chance line, the sanity gate of the fully trained baseline (shared by claims and
-exhibits) — and one evidence function per claim."""
+exhibits) — and one evidence function per claim (claims bind the plan's params with `partial`)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from learnability import stats
-from learnability.studies import Evidence, Obs, StudyResults, common, observe
+from learnability.studies import Choices, Evidence, Obs, StudyResults, common, observe
 from learnability.studies.common import mean
 from learnability.studies.random_transformers.plan import ABLATIONS, PARTIAL, RandomParams
 
 # fmt: off
-Choices = Mapping[str, Any]
-EvidenceFn = Callable[[StudyResults, Choices], Evidence]
 PAPER_BITS = 2.88  # bits per parameter of the paper's fully trained model
 
 
@@ -110,118 +107,103 @@ def gated(results: StudyResults, p: RandomParams, choices: Choices, solved: bool
 
 
 # -- the algorithmic tasks ---------------------------------------------------------------------------
-def solves(p: RandomParams, task: str) -> EvidenceFn:
-    t = p.tasks[task]
-
-    def evidence(results: StudyResults, choices: Choices) -> Evidence:
-        wide = runs(results, f"acc-{task}", "random", t.wide)
-        if not wide:
-            return Evidence(missing=f"no finished random run of width {t.wide} on {task}")
-        problem, baseline = gate(results, p, task, choices)
-        if problem:
-            return Evidence(pipeline=problem)
-        obs = observe(wide, lambda r: accuracy(r, task, choices), unit=seed, group="random")
-        obs += observe(wide, lambda r: chance(r, task, choices), unit=seed, group="chance")
-        fresh = _fresh(choices)
-        narrow = runs(results, f"acc-{task}", "random", t.narrow) if t.narrow < t.wide else []
-        notes = [baseline, f"best input-blind predictor {fmt(metric(r, fresh + 'blind_acc') for r in wide)}",
-                 *[f"random width {t.narrow}: {fmt(accuracy(r, task, choices) for r in narrow)}"] * bool(narrow)]
-        details: dict[str, Any] = {"rejection_rate": mean(metric(r, "rejection_rate") for r in wide)}
-        if task == "needle":
-            by_m = common.group_by([(int(m), a) for r in wide for m, a in (r.metrics.get("acc_by_m") or {}).items()],
-                                   lambda x: x[0])
-            details["acc_by_m"] = {str(m): mean(a for _, a in v) for m, v in by_m.items()}
-            notes.append(f"copy-a-random-value line {fmt(metric(r, fresh + 'copy_baseline') for r in wide)}; random "
-                         "accuracy by pairs m (chance 1/m): " + ", ".join(f"m={m}: {a:.3f}" for m, a in details["acc_by_m"].items()))
-        if task == "decimal_add":
-            digits = [r.metrics.get("digit_acc") or [] for r in wide]
-            details["digit_acc"] = [mean(d[i] for d in digits if i < len(d)) for i in range(max(map(len, digits)))]
-            notes.append(f"whole-sum exact match {fmt(metric(r, 'exact_match') for r in wide)}; full scoring "
-                         f"{fmt(metric(r, 'acc_full') for r in wide)} (blind {fmt(metric(r, 'blind_full') for r in wide)}); "
-                         "per digit and both scorings: the decimal table")
-        if task != "mod_add":
-            notes.append(f"fresh-draw accuracy {fmt(metric(r, 'fresh_acc') for r in wide)}; training draws redrawn "
-                         f"because they fall in the test set: {details['rejection_rate']:.1%}")
-        return Evidence(obs, notes="; ".join(notes), details=details)
-
-    return evidence
+def solves(p: RandomParams, task: str, results: StudyResults, choices: Choices) -> Evidence:
+    t, fresh = p.tasks[task], _fresh(choices)
+    wide = runs(results, f"acc-{task}", "random", t.wide)
+    if not wide:
+        return Evidence(missing=f"no finished random run of width {t.wide} on {task}")
+    problem, baseline = gate(results, p, task, choices)
+    if problem:
+        return Evidence(pipeline=problem)
+    obs = observe(wide, lambda r: accuracy(r, task, choices), unit=seed, group="random")
+    obs += observe(wide, lambda r: chance(r, task, choices), unit=seed, group="chance")
+    narrow = runs(results, f"acc-{task}", "random", t.narrow) if t.narrow < t.wide else []
+    notes = [baseline, f"best input-blind predictor {fmt(metric(r, fresh + 'blind_acc') for r in wide)}",
+             *[f"random width {t.narrow}: {fmt(accuracy(r, task, choices) for r in narrow)}"] * bool(narrow)]
+    details: dict[str, Any] = {"rejection_rate": mean(metric(r, "rejection_rate") for r in wide)}
+    if task == "needle":
+        by_m = common.group_by([(int(m), a) for r in wide for m, a in (r.metrics.get("acc_by_m") or {}).items()],
+                               lambda x: x[0])
+        details["acc_by_m"] = {str(m): mean(a for _, a in v) for m, v in by_m.items()}
+        notes.append(f"copy-a-random-value line {fmt(metric(r, fresh + 'copy_baseline') for r in wide)}; random "
+                     "accuracy by pairs m (chance 1/m): " + ", ".join(f"m={m}: {a:.3f}" for m, a in details["acc_by_m"].items()))
+    if task == "decimal_add":
+        digits = [r.metrics.get("digit_acc") or [] for r in wide]
+        details["digit_acc"] = [mean(d[i] for d in digits if i < len(d)) for i in range(max(map(len, digits)))]
+        notes.append(f"whole-sum exact match {fmt(metric(r, 'exact_match') for r in wide)}; full scoring "
+                     f"{fmt(metric(r, 'acc_full') for r in wide)} (blind {fmt(metric(r, 'blind_full') for r in wide)}); "
+                     "per digit and both scorings: the decimal table")
+    if task != "mod_add":
+        notes.append(f"fresh-draw accuracy {fmt(metric(r, 'fresh_acc') for r in wide)}; training draws redrawn "
+                     f"because they fall in the test set: {details['rejection_rate']:.1%}")
+    return Evidence(obs, notes="; ".join(notes), details=details)
 
 
-def width_matters(p: RandomParams) -> EvidenceFn:
-    def evidence(results: StudyResults, choices: Choices) -> Evidence:
-        tasks = [t for t in gated(results, p, choices, choices.get("tasks") == "solved") if len(p.tasks[t].random_widths) > 1]
-        if not tasks:
-            return Evidence(pipeline="no task with a narrow random width has a fully trained baseline that solves it")
-        obs, notes = [], []
-        for task in tasks:
-            for group, w in (("wide", p.tasks[task].wide), ("narrow", p.tasks[task].narrow)):
-                these = runs(results, f"acc-{task}", "random", w)
-                obs += [Obs(f"{task}:{seed(r)}", y, group=group) for r in these if (y := accuracy(r, task, choices)) is not None]
-                notes.append(f"{task} width {w}: {fmt(accuracy(r, task, choices) for r in these)}")
-        return Evidence(obs, notes="; ".join(notes), details={"tasks": tasks})
-
-    return evidence
+def width_matters(p: RandomParams, results: StudyResults, choices: Choices) -> Evidence:
+    tasks = [t for t in gated(results, p, choices, choices.get("tasks") == "solved") if len(p.tasks[t].random_widths) > 1]
+    if not tasks:
+        return Evidence(pipeline="no task with a narrow random width has a fully trained baseline that solves it")
+    obs, notes = [], []
+    for task in tasks:
+        for group, w in (("wide", p.tasks[task].wide), ("narrow", p.tasks[task].narrow)):
+            these = runs(results, f"acc-{task}", "random", w)
+            obs += [Obs(f"{task}:{seed(r)}", y, group=group) for r in these if (y := accuracy(r, task, choices)) is not None]
+            notes.append(f"{task} width {w}: {fmt(accuracy(r, task, choices) for r in these)}")
+    return Evidence(obs, notes="; ".join(notes), details={"tasks": tasks})
 
 
-def ablation(p: RandomParams) -> EvidenceFn:
-    def evidence(results: StudyResults, choices: Choices) -> Evidence:
-        if not p.ablation_tasks:
-            return Evidence(not_run="the ablation runs five variants at width 1024 (paper plan only; see the scale note)")
-        partial = {"partial": PARTIAL, "single": PARTIAL[:3]}.get(choices.get("partials", "partial"), tuple(ABLATIONS))
-        obs, notes = [], []
-        for task in p.ablation_tasks:
-            three = {seed(r): accuracy(r, task, choices) for r in runs(results, f"acc-{task}", "random", p.tasks[task].wide)}
-            if gate(results, p, task, choices)[0] or not mean(three.values()) >= 0.9:
-                continue  # only tasks where training all three solves the task say which ones are needed
-            variants: dict[int, dict[str, float]] = {}
-            for r in runs(results, f"ablation-{task}"):
-                if (acc := accuracy(r, task, choices)) is not None:
-                    variants.setdefault(seed(r), {})[condition(r)] = acc
-            for s, accs in variants.items():
-                best = max((accs[v] for v in partial if v in accs), default=None)
-                if best is not None and (all3 := three.get(s)) is not None:
-                    obs += [Obs(f"{task}:{s}", all3, group="all three"), Obs(f"{task}:{s}", best, group="best partial")]
-            notes.append(f"{task}: " + ", ".join(f"{v} {mean(a.get(v) for a in variants.values()):.3f}" for v in ABLATIONS)
-                         + f", all three {mean(three.values()):.3f}")
-        if not obs:
-            return Evidence(missing="no ablated task where all three matrices reach 0.9 beside a working baseline")
-        return Evidence(obs, notes="; ".join(notes))
-
-    return evidence
+def ablation(p: RandomParams, results: StudyResults, choices: Choices) -> Evidence:
+    if not p.ablation_tasks:
+        return Evidence(not_run="the ablation runs five variants at width 1024 (paper plan only; see the scale note)")
+    partial = {"partial": PARTIAL, "single": PARTIAL[:3]}.get(choices.get("partials", "partial"), tuple(ABLATIONS))
+    obs, notes = [], []
+    for task in p.ablation_tasks:
+        three = {seed(r): accuracy(r, task, choices) for r in runs(results, f"acc-{task}", "random", p.tasks[task].wide)}
+        if gate(results, p, task, choices)[0] or not mean(three.values()) >= 0.9:
+            continue  # only tasks where training all three solves the task say which ones are needed
+        variants: dict[int, dict[str, float]] = {}
+        for r in runs(results, f"ablation-{task}"):
+            if (acc := accuracy(r, task, choices)) is not None:
+                variants.setdefault(seed(r), {})[condition(r)] = acc
+        for s, accs in variants.items():
+            best = max((accs[v] for v in partial if v in accs), default=None)
+            if best is not None and (all3 := three.get(s)) is not None:
+                obs += [Obs(f"{task}:{s}", all3, group="all three"), Obs(f"{task}:{s}", best, group="best partial")]
+        notes.append(f"{task}: " + ", ".join(f"{v} {mean(a.get(v) for a in variants.values()):.3f}" for v in ABLATIONS)
+                     + f", all three {mean(three.values()):.3f}")
+    if not obs:
+        return Evidence(missing="no ablated task where all three matrices reach 0.9 beside a working baseline")
+    return Evidence(obs, notes="; ".join(notes))
 
 
-def subspace(p: RandomParams) -> EvidenceFn:
-    def evidence(results: StudyResults, choices: Choices) -> Evidence:
-        k = int(choices.get("k", 10))
-        tasks = gated(results, p, choices, choices.get("tasks", "solved") == "solved")
-        if not tasks:
-            return Evidence(missing="no task solved by the widest random models beside a working baseline")
-        ratios: dict[str, list[float]] = {g: [] for g in ("trained", "init", "null")}
-        obs, rows_seen = [], set()
-        for task in tasks:
-            for r in runs(results, f"acc-{task}", "random", p.tasks[task].wide):
-                layers = [e for e in r.metrics.get("subspace") or [] if e["layer"] >= 1]
-                layers = layers[-1:] if choices.get("layers", "all") == "last" else layers
-                if not layers:
-                    continue
-                i = min(range(len(layers[0]["k"])), key=lambda j: abs(layers[0]["k"][j] - k))
-                val = {key: mean(e[key][i] for e in layers) for key in ("pca", "neurons", "init_pca", "init_neurons",
-                                                                         "null_pca", "null_neurons")}
-                obs += [Obs(f"{task}:{seed(r)}", val[key], group=g) for g, key in
-                        (("trained", "pca"), ("init", "init_pca"), ("null", "null_pca"))]
-                for g, pre in (("trained", ""), ("init", "init_"), ("null", "null_")):
-                    ratios[g].append(val[f"{pre}pca"] / val[f"{pre}neurons"])
-                if choices.get("ratio"):  # rules v1 and v2 judged the PC/neuron ratio against the null's
-                    obs += [Obs(f"{task}:{seed(r)}", ratios[g][-1], group=f"{g} ratio") for g in ("trained", "null")]
-                rows_seen.add(layers[0]["rows"])
-        if not obs:
-            return Evidence(missing="no subspace probe in the solved tasks' runs")
-        return Evidence(obs, notes=f"tasks {', '.join(tasks)}; top-{k} PCs, layers ≥ 1 (layer 0, the embedding output, "
-                        f"excluded); {', '.join(map(str, sorted(rows_seen)))} rows per probe; PC/neuron variance ratio "
-                        "(reported, not judged: the untrained network has it too) trained "
-                        + ", at init ".join(fmt(ratios[g], 2) for g in ("trained", "init")) + f", isotropic null {fmt(ratios['null'], 2)}")
-
-    return evidence
+def subspace(p: RandomParams, results: StudyResults, choices: Choices) -> Evidence:
+    k = int(choices.get("k", 10))
+    tasks = gated(results, p, choices, choices.get("tasks", "solved") == "solved")
+    if not tasks:
+        return Evidence(missing="no task solved by the widest random models beside a working baseline")
+    ratios: dict[str, list[float]] = {g: [] for g in ("trained", "init", "null")}
+    obs, rows_seen = [], set()
+    for task in tasks:
+        for r in runs(results, f"acc-{task}", "random", p.tasks[task].wide):
+            layers = [e for e in r.metrics.get("subspace") or [] if e["layer"] >= 1]
+            layers = layers[-1:] if choices.get("layers", "all") == "last" else layers
+            if not layers:
+                continue
+            i = min(range(len(layers[0]["k"])), key=lambda j: abs(layers[0]["k"][j] - k))
+            unit = f"{task}:{seed(r)}"
+            for g, pre in (("trained", ""), ("init", "init_"), ("null", "null_")):
+                pca = mean(e[f"{pre}pca"][i] for e in layers)
+                obs.append(Obs(unit, pca, group=g))
+                ratios[g].append(pca / mean(e[f"{pre}neurons"][i] for e in layers))
+            if choices.get("ratio"):  # rules v1 and v2 judged the PC/neuron ratio against the null's
+                obs += [Obs(unit, ratios[g][-1], group=f"{g} ratio") for g in ("trained", "null")]
+            rows_seen.add(layers[0]["rows"])
+    if not obs:
+        return Evidence(missing="no subspace probe in the solved tasks' runs")
+    return Evidence(obs, notes=f"tasks {', '.join(tasks)}; top-{k} PCs, layers ≥ 1 (layer 0, the embedding output, "
+                    f"excluded); {', '.join(map(str, sorted(rows_seen)))} rows per probe; PC/neuron variance ratio "
+                    "(reported, not judged: the untrained network has it too) trained "
+                    + ", at init ".join(fmt(ratios[g], 2) for g in ("trained", "init")) + f", isotropic null {fmt(ratios['null'], 2)}")
 
 
 # -- memorisation, language, circuits ---------------------------------------------------------------
@@ -229,8 +211,7 @@ MEMORY_BITS = {"fano": "bits_per_param_fano", "published": "bits_per_param_raw",
 
 
 def memorisation(results: StudyResults, choices: Choices) -> Evidence:
-    recs = runs(results, "memorise")
-    full, rnd = ([r for r in recs if condition(r) == c] for c in ("full", "random"))
+    full, rnd = (runs(results, "memorise", c) for c in ("full", "random"))
     if not full or not rnd:
         return Evidence(missing="no finished memorisation runs of both conditions")
     cap = mean(metric(r, "cap_bits_per_param") for r in full)
@@ -254,30 +235,27 @@ def memorisation(results: StudyResults, choices: Choices) -> Evidence:
     return Evidence(obs, notes=notes, details={"cap_bits_per_param": cap})
 
 
-def language(p: RandomParams) -> EvidenceFn:
-    def evidence(results: StudyResults, choices: Choices) -> Evidence:
-        if p.language is None:
-            return Evidence(not_run="language modelling is not run at this scale (see the scale note)")
-        rnd, full = runs(results, "lm-random"), runs(results, "lm-full")
-        if not rnd or not full:
-            return Evidence(missing="no finished language-modelling runs of both conditions")
-        budget = mean(metric(r, "n_trainable") for r in rnd)
-        ratio = float(str(choices.get("matched", "4x")).rstrip("x"))
-        # the widest fully trained width with at most budget / ratio trainable parameters
-        w = max((width(r) for r in full if (metric(r, "n_trainable") or math.inf) * ratio <= budget), default=None)
-        if w is None:
-            return Evidence(missing=f"no fully trained width has {ratio:g}× fewer trainable parameters than the random model")
-        obs = observe(rnd, lambda r: metric(r, "test_loss"), unit=seed, group="random")
-        obs += observe(rnd, lambda r: metric(r, "unigram_ce"), unit=seed, group="unigram")
-        obs += observe([r for r in full if width(r) == w], lambda r: metric(r, "test_loss"), unit=seed, group="full")
-        listing = "; ".join(f"full width {fw} ({mean(metric(r, 'n_trainable') for r in rs):,.0f} params): "
-                            f"{fmt(metric(r, 'test_loss') for r in rs)}" for fw, rs in common.group_by(full, width).items())
-        notes = (f"random width {width(rnd[0])} ({budget:,.0f} trainable params): validation CE "
-                 f"{fmt(metric(r, 'test_loss') for r in rnd)} (training windows {fmt(metric(r, 'train_ce') for r in rnd)}); "
-                 f"{listing}; matched width {w}; epochs {mean(metric(r, 'epochs') for r in rnd):.2f}")
-        return Evidence(obs, notes=notes, details={"matched_width": w, "random_params": budget})
-
-    return evidence
+def language(p: RandomParams, results: StudyResults, choices: Choices) -> Evidence:
+    if p.language is None:
+        return Evidence(not_run="language modelling is not run at this scale (see the scale note)")
+    rnd, full = runs(results, "lm-random"), runs(results, "lm-full")
+    if not rnd or not full:
+        return Evidence(missing="no finished language-modelling runs of both conditions")
+    budget = mean(metric(r, "n_trainable") for r in rnd)
+    ratio = float(str(choices.get("matched", "4x")).rstrip("x"))
+    # the widest fully trained width with at most budget / ratio trainable parameters
+    w = max((width(r) for r in full if (metric(r, "n_trainable") or math.inf) * ratio <= budget), default=None)
+    if w is None:
+        return Evidence(missing=f"no fully trained width has {ratio:g}× fewer trainable parameters than the random model")
+    obs = observe(rnd, lambda r: metric(r, "test_loss"), unit=seed, group="random")
+    obs += observe(rnd, lambda r: metric(r, "unigram_ce"), unit=seed, group="unigram")
+    obs += observe([r for r in full if width(r) == w], lambda r: metric(r, "test_loss"), unit=seed, group="full")
+    listing = "; ".join(f"full width {fw} ({mean(metric(r, 'n_trainable') for r in rs):,.0f} params): "
+                        f"{fmt(metric(r, 'test_loss') for r in rs)}" for fw, rs in common.group_by(full, width).items())
+    notes = (f"random width {width(rnd[0])} ({budget:,.0f} trainable params): validation CE "
+             f"{fmt(metric(r, 'test_loss') for r in rnd)} (training windows {fmt(metric(r, 'train_ce') for r in rnd)}); "
+             f"{listing}; matched width {w}; epochs {mean(metric(r, 'epochs') for r in rnd):.2f}")
+    return Evidence(obs, notes=notes, details={"matched_width": w, "random_params": budget})
 
 
 def relative_kl(record: Any) -> float | None:

@@ -66,7 +66,8 @@ def needle_by_m(results: StudyResults, p: RandomParams) -> list[Item]:
     if not runs:
         return []
     t, series = p.tasks["needle"], []
-    for cond, w in {("random", t.wide), ("random", t.narrow), ("full", max(t.full_widths))}:
+    cells = [("random", t.wide), ("random", t.narrow), ("full", max(t.full_widths))]
+    for cond, w in dict.fromkeys(cells):  # once each, in this order (a set's order varies by run)
         pts = [(int(m), a) for r in runs if R.condition(r) == cond and R.width(r) == w
                for m, a in (r.metrics.get("acc_by_m") or {}).items()]
         if pts:
@@ -160,7 +161,8 @@ def language(results: StudyResults, p: RandomParams) -> list[Item]:
         for w, these in R.common.group_by(rs, R.width).items():
             rows.append([label, w, *(R.est(R.metric(r, k) for r in these) for k in ("n_trainable", "test_loss", "train_ce", "epochs"))])
         if rs:
-            series.append(series_of([(R.metric(r, "n_trainable"), R.metric(r, "test_loss")) for r in rs], label))
+            ce = [(R.metric(r, "n_trainable"), R.metric(r, "test_loss")) for r in rs]
+            series.append(series_of(ce, label, bounds=None))  # nats: no upper bound
     if not rows:
         return []
     samples = [[f"{R.condition(r)} {R.width(r)}", s["prompt"], s["text"]]
