@@ -11,14 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from learnability.claims import Evidence, Obs
+from learnability.claims import Choices, Evidence, Obs
 from learnability.models.two_head_steps import Criterion
 from learnability.studies.base import StudyResults
-from learnability.studies.common import finite, group_by, median
+from learnability.studies.common import group_by, median, num
 from learnability.studies.sparse_xor.plan import SEED_FRACTION, SUCCESS
 from learnability.studies.sparse_xor.sweeps import S
 
-Choices = Mapping[str, Any]
 Record = Any  # a stored run: .config, .metrics, .status, .sweep, .run_id
 
 # fmt: off
@@ -50,29 +49,26 @@ def by_d(records: Sequence[Record]) -> dict[int, list[Record]]:
 
 
 class Window(NamedTuple):
-    """Where one draw's step succeeds on the grid (log10 units of the grid): the smallest and largest
-    working step size, whether the working set is one interval, and whether it reaches the grid's top."""
+    """Where one draw's step succeeds on the grid (log10 units): the smallest working step size, the
+    working set's width in decades, whether it is one interval and whether it reaches the top."""
 
     lo: float | None
-    hi: float | None
+    decades: float | None
     contiguous: bool
     open_top: bool
-
-    @property
-    def decades(self) -> float | None:
-        return None if self.lo is None or self.hi is None else self.hi - self.lo
 
 
 def window(ok: Sequence[bool], grid: Sequence[float]) -> Window:
     if not (idx := [i for i, v in enumerate(ok) if v]):
         return Window(None, None, True, False)
-    return Window(grid[idx[0]], grid[idx[-1]], idx[-1] - idx[0] + 1 == len(idx), idx[-1] == len(ok) - 1)
+    lo, hi = idx[0], idx[-1]
+    return Window(grid[lo], grid[hi] - grid[lo], hi - lo + 1 == len(idx), hi == len(ok) - 1)
 
 
 def shared_index(success: Sequence[Sequence[bool]]) -> int | None:
     """The grid point where most draws succeed (one step size for all of them): the centre of the longest
     run of grid points reaching the maximum count (robust to a plateau); None when no draw succeeds."""
-    counts = [sum(col) for col in zip(*success)] if success else []
+    counts = [sum(col) for col in zip(*success)]
     if not counts or max(counts) == 0:
         return None
     top, best, start = max(counts), (0, 0), None  # (length, -start) of the longest run at the maximum
@@ -119,7 +115,7 @@ def m_stars(results: StudyResults, crit: Criterion, tau: float, rule: str = "sta
 def n_star(rows: Sequence[Mapping[str, Any]], crit: Criterion, rule: str = "stable") -> int | None:
     """The smallest n at which the finite-sample step succeeds — `stable`: and at every larger n the ladder
     evaluated; `first`: the first success. None: no n on the ladder (censored at the budget)."""
-    ok = [r["loss"] is not None and r["loss"] <= crit.loss and r["spec"] >= crit.mass for r in rows]
+    ok = succeeded([r["loss"] for r in rows], [r["spec"] for r in rows], crit)
     return next((int(row["n"]) for k, row in enumerate(rows) if ok[k] and (rule == "first" or all(ok[k:]))), None)
 
 
@@ -142,8 +138,8 @@ def ffnn_widths(records: Sequence[Record], loss_max: float, tau: float) -> list[
     out = []
     for d, rs in group_by(records, lambda r: int(r.config["task"]["n"])).items():
         widths = group_by(rs, lambda r: int(r.config["model"]["width"]))
-        frac = {w: sum(r.status == "ok" and _num(r.metrics.get("test_loss")) <= loss_max for r in x) / len(x)
-                for w, x in widths.items()}
+        frac = {w: sum(r.status == "ok" and num(r.metrics.get("test_loss")) <= loss_max for r in x)
+                / len(x) for w, x in widths.items()}
         best = m_star(frac, tau, "stays")
         params = strings = None
         if best is not None:
@@ -157,11 +153,6 @@ def strings_seen(r: Record) -> float:
     """Training strings an FFNN run drew before it stopped (its convergence check or its budget)."""
     t = r.config["train"]
     return float(r.metrics.get("converged_step") or r.metrics.get("steps") or t["steps"]) * t["batch_size"]
-
-
-def _num(v: Any) -> float:
-    x = finite(v)
-    return math.inf if x is None else x
 
 
 def ffnn_records(results: StudyResults) -> list[Record]:
@@ -367,33 +358,9 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
     return Evidence(obs, notes=notes, details=details)
 
 
-# fmt: on
-
 __all__ = [
-    "M_VARIANTS",
-    "VACUOUS_PER_BIT",
-    "Width",
-    "Window",
-    "by_d",
-    "criterion",
-    "draw",
-    "ffnn",
-    "ffnn_widths",
-    "finite_sample",
-    "kinds_many_steps",
-    "kinds_one_step",
-    "m_fractions",
-    "m_star",
-    "m_stars",
-    "n_star",
-    "one_step",
-    "polylog_m",
-    "population_ok",
-    "samples",
-    "shared_index",
-    "step_ok",
-    "step_size",
-    "strings_seen",
-    "succeeded",
-    "window",
+    "M_VARIANTS", "VACUOUS_PER_BIT", "Width", "Window", "by_d", "criterion", "draw", "ffnn",
+    "ffnn_widths", "finite_sample", "kinds_many_steps", "kinds_one_step", "m_fractions", "m_star",
+    "m_stars", "n_star", "one_step", "polylog_m", "population_ok", "samples", "shared_index",
+    "step_ok", "step_size", "strings_seen", "succeeded", "window",
 ]
