@@ -70,7 +70,7 @@ class AlgoTask:
     full: Recipe
     lstm_widths: tuple[int, ...] = ()  # none: no LSTM baseline at this scale
     lstm: Recipe | None = None
-    seeds: tuple[int, ...] | None = None  # this task's random-model restarts (None: the plan's)
+    seeds: tuple[int, ...] | None = None  # the random models' restarts on this task (None: the plan's `seeds`)
 
     @property
     def wide(self) -> int:
