@@ -30,11 +30,9 @@ from learnability.studies.pipeline import pick_scale
 # (runs, sha256 of the sorted "sweep\tstudy\trun_id" lines), frozen from main's expansion of every study
 # at every scale (commit 9f2ffc8, before the studies were restructured into one layout)
 FROZEN = {
-    # quick plans regenerated for issue 20 (units bought by power, on fresh seeds): sensitivity scaling seeds
-    # 100–111, volume random models 144 per cell from seed 40, random modular addition seeds 101–108
-    "sensitivity/quick": (176, "01dd159b3833bf5d70cc6d69083bba5d74eb355fd8e875914eada0c75a21f88f"),
+    "sensitivity/quick": (122, "94860fe2a6eec88a4ac58994a852e31bea1cbd52145f781521b003a0ee330884"),
     "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
-    "volume/quick": (213, "a1e6a55f75d24c41c4daa316b3be9a46d1290ee5bfaf81482ae6931a01709e30"),
+    "volume/quick": (213, "8befe953d660fe19fd72bb32150c7bc75bcef15b80d0261782f004fda13a47cd"),
     "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
     # sparse_xor: regenerated for the science round (issues 20/21: m* over 2^6..2^20 at every power of 2 with 12
     # seeds, the kinds at a second d; paper plan d to 2^24)
@@ -42,7 +40,7 @@ FROZEN = {
     "sparse_xor/paper": (2928, "ef9ab88067e960cc08b88300b87b3fcc7bd35ca0392850c551fb9cf17bba8c6a"),
     # random: regenerated for the science round (4 restarts per condition, no quick LSTMs/LM; needle in the
     # published k-key format)
-    "random/quick": (72, "d1fc670ce6d126caca32ebdbbbf999055700859907fe8c00f0bebb86bb401b15"),
+    "random/quick": (64, "9c009355c948e51c9a9ce6f73b146130751ce9c6d5b0f9ff9c737b6a655fdbf2"),
     "random/paper": (705, "8aba2a865df816070e1d57c4545e67938eb3982d663beb2f6086f689154a8c60"),
 }
 LAYOUT = {"__init__", "plan", "sweeps", "evidence", "claims", "exhibits"}

@@ -35,7 +35,7 @@ def sweeps(plan: Plan[RandomParams]) -> list[Sweep]:
         task = dict(t.config)
         probes = ["subspace", *{"needle": ["attention"], "mod_add": ["embedding_pcs"]}.get(name, [])]  # fmt: skip
         out += [
-            Sweep(f"random/acc-{name}", JOB, seeds=list(t.seeds or seeds), grid={"model.d_model": sorted(t.random_widths, reverse=True)},
+            Sweep(f"random/acc-{name}", JOB, seeds=seeds, grid={"model.d_model": sorted(t.random_widths, reverse=True)},
                   base={"task": task, "model": _gpt(p, t.wide), "probes": probes,
                         "train": t.random.train("embeddings"), **probe}),
             Sweep(f"random/full-{name}", JOB, seeds=baseline, grid={"model.d_model": list(t.full_widths)},
