@@ -114,7 +114,10 @@ QUICK = Plan(
         "batch 1024, lr 3e-4, 10,000 steps); n = 4, 6, 8 (paper 4–30); 6 seeds (paper 10); MEAN and "
         "sparse parity left out of the scaling sweep (paper: both).",
         "sharpness-grows": "128 Gaussian sharpness directions per model (paper 200, published 10 reused; the quick plan's "
-        "first version 32, the pre-engine one 8: a 31% median relative standard error per model).",
+        "first version 32, the pre-engine one 8: a 31% median relative standard error per model). On 12 fresh seeds "
+        "(100–111, a pilot at stop 28: docs/studies/sensitivity.md) this claim read reproduced.",
+        "blowup-grows": "On 12 fresh seeds (100–111, a pilot at stop 28: docs/studies/sensitivity.md) this claim read "
+        "inconclusive (− MAJORITY 0.021 [0.009, 0.033]): at the band's edge on seeds 0–5, fragile.",
         "bound-radius": "Sphere radii 1/4…8 × ε√P, 8 directions; sparse parity (k = ⌈n/2⌉), the "
         "second in-scope function, only at the paper scale.",
         "tradeoff-frontier": "No random (lr, weight decay) draws: judged on the 6 scaling seeds at lr 1e-3, "

@@ -83,6 +83,12 @@ QUICK = Plan(
         "*": "Quick scale, designed by power from a pilot (docs/studies/volume.md): N ≤ 12, 24 models per cell (12 "
         "in the drawn and cited variants, 16 per bound cell and per init on fixed weights), widths ≤ 36, fresh "
         "seeds. The paper-scale plan goes to N = 20 with 128–256 models per cell.",
+        "bound": "On fresh cells (seed 41, a pilot at stop 28: docs/studies/volume.md) this claim read inconclusive "
+        "(224/229 = 0.978 [0.950, 0.991]): at its 0.95 edge here, fragile.",
+        "k0-positive": "With 144 models per cell from a fresh seed (a pilot at stop 28: docs/studies/volume.md) this "
+        "claim read reproduced (0.084 [0.051, 0.117], 520 informative models); this plan's 24 per cell leave 80.",
+        "measure-zero": "With 144 models per cell from a fresh seed (a pilot at stop 28) this claim read reproduced "
+        "(17/610 = 0.028 [0.018, 0.044]).",
         "parity-fails": "Not run at the quick scale: in the pilot no PARITY run at N = 14 left the constant "
         "predictor in 3,000 steps while N = 10 needed up to 2,900, so no affordable budget separates "
         "failing to learn from failing to start; the paper scale trains it.",
