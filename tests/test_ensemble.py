@@ -1,7 +1,7 @@
 """Stacked ensembles: every member's numbers are bit-identical to the same run alone (CPU, one thread).
 
 Model level (forward and every parameter gradient) for the model settings the plans use, trainer level
-(early stops at different steps, a member that diverges, AdamW on the whole stack, SGD and clipping on
+(early stops at different steps, a member that diverges, AdamW, SGD and clipping on
 member views), job level (the `ensemble.group` job against separate `execute_run` calls: metrics and
 saved weights) and the runner (a sweep with and without ensembles stores the same results).
 """
@@ -101,7 +101,7 @@ def _trainers(train: TrainConfig, function: str = "majority", poison: int | None
 @pytest.mark.parametrize(
     "train,function,poison",
     [
-        # early stops at different steps (the stack shrinks), AdamW on the whole stack
+        # early stops at different steps (the stack shrinks), AdamW
         (
             TrainConfig(steps=60, batch_size=16, lr=1e-2, eval_every=5, converge_acc=0.9),
             "majority",

@@ -150,12 +150,10 @@ def _stack_batches(batches: Sequence[Batch]) -> tuple[torch.Tensor, Batch]:
 
 
 class _Stack:
-    """The stacked model of some runs and the optimiser that steps it.
-
-    AdamW without gradient clipping steps the stacked tensors themselves (its fused kernel gives each
-    member the bits it has alone, measured for every tensor size); otherwise the optimiser steps each
-    member's own tensors (views of the stack), which is what clipping each member by its own norm and
-    SGD's fused kernel (its tail differs with the tensor's length) need."""
+    """The stacked model of some runs and the optimiser that steps it: each member's own tensors
+    (views of the stack), sharing each member optimiser's state, so clipping is per member and every
+    fused kernel sees the tensor it sees alone. (A fused AdamW over the stacked tensors themselves gave
+    each member its own bits on one CPU and not on another: AVX-512 splits the vectors differently.)"""
 
     def __init__(self, trainers: list[Trainer], members: list[int]) -> None:
         self.trainers, self.members = trainers, members
@@ -164,66 +162,25 @@ class _Stack:
         self.own = [
             list(t.model.parameters()) for t in trainers
         ]  # member j's, in the stack's order
-        c = trainers[0].config
-        self.whole = c.optimizer == "adamw" and c.grad_clip is None
-        if self.whole:
-            trained = [b for b in self.big if b.requires_grad]
-            self.optimizer = make_optimizer(trained, c)
-            for i, b in enumerate(self.big):
-                states = [t.optimizer.state.get(own[i], {}) for t, own in zip(trainers, self.own)]
-                if b.requires_grad and states[0]:
-                    self.optimizer.state[b] = {
-                        key: torch.stack([st[key] for st in states]) if v.shape else v.clone()
-                        for key, v in states[0].items()
-                    }
-        else:  # every member's tensors, sharing each member optimiser's state
-            self.optimizer = make_optimizer([p for t in trainers for p in t.params], c)
-            for t in trainers:
-                for p in t.params:
-                    self.optimizer.state[p] = t.optimizer.state[p]
+        self.optimizer = make_optimizer([p for t in trainers for p in t.params], trainers[0].config)
+        for t in trainers:
+            for p in t.params:
+                self.optimizer.state[p] = t.optimizer.state[p]
 
     def update(self, keep: list[int], lr: float) -> None:
         """The optimiser step for the members in `keep` (the others' numbers stay as they were)."""
         for group in self.optimizer.param_groups:
             group["lr"] = lr
-        if not self.whole:
-            clip = self.trainers[0].config.grad_clip
-            for j, own in enumerate(self.own):
-                for p, b in zip(own, self.big):
-                    p.grad = b.grad[j] if (j in keep and b.grad is not None) else None
-                if clip is not None and j in keep:
-                    torch.nn.utils.clip_grad_norm_(self.trainers[j].params, clip)
-            self.optimizer.step()
-            return
-        # a member whose loss was not finite takes no step (as alone): put its numbers back after
-        left = [j for j in range(len(self.own)) if j not in keep]
-        saved = [
-            (
-                b,
-                j,
-                b.data[j].clone(),
-                {k: v[j].clone() for k, v in self.optimizer.state.get(b, {}).items() if v.shape},
-            )
-            for j in left
-            for b in self.big
-        ]
+        clip = self.trainers[0].config.grad_clip
+        for j, own in enumerate(self.own):
+            for p, b in zip(own, self.big):
+                p.grad = b.grad[j] if (j in keep and b.grad is not None) else None
+            if clip is not None and j in keep:
+                torch.nn.utils.clip_grad_norm_(self.trainers[j].params, clip)
         self.optimizer.step()
-        for b, j, value, state in saved:
-            b.data[j].copy_(value)
-            for k, v in state.items():
-                self.optimizer.state[b][k][j].copy_(v)
 
     def release(self) -> None:
-        """Members get their own tensors (and, for a whole-stack optimiser, their optimiser state)."""
-        if self.whole:
-            for i, b in enumerate(self.big):
-                state = self.optimizer.state.get(b)
-                if not state:
-                    continue
-                for j, (t, own) in enumerate(zip(self.trainers, self.own)):
-                    t.optimizer.state[own[i]] = {
-                        k: (v[j].clone() if v.shape else v.clone()) for k, v in state.items()
-                    }
+        """Members get their own tensors back (their optimiser state was always their own)."""
         _detach_members(t.model for t in self.trainers)
 
 
@@ -284,7 +241,10 @@ class StackedFit:
             for i, b in zip(members, batches):
                 self.single_step(i, b)
             return
-        out = stack.module.run(inputs)  # type: ignore[operator]
+        at = trainers[0].at  # the same task config in every member: the same query positions
+        if at is not None:
+            flat, batches = flat.at(at), [b.at(at) for b in batches]
+        out = stack.module.run(inputs) if at is None else stack.module.run(inputs, at)  # type: ignore[operator]
         losses = compute_loss(trainers[0].task.loss, out.flatten(0, 1), flat, groups=len(runs))
         values = losses.tolist()
         keep = [
