@@ -26,6 +26,7 @@ from learnability.sweep.runner import run_sweep
 from learnability.sweep.spec import Sweep
 from learnability.sweep.store import Store
 from learnability.tasks import build_task
+from learnability.tasks.algorithmic import DecimalAddConfig, ModAddConfig, NeedleConfig
 from learnability.tasks.boolean import BooleanTaskConfig
 from learnability.train import TrainConfig, Trainer
 
@@ -83,6 +84,39 @@ def test_stacked_model_is_bit_identical_to_each_member(cfg):
     assert (
         models[1].token_embedding.weight.data_ptr() == big["token_embedding.weight"][1].data_ptr()
     )
+
+
+@pytest.mark.parametrize(
+    "task_config",
+    [
+        ModAddConfig(p=11),
+        NeedleConfig(max_pairs=3, test_size=64),
+        DecimalAddConfig(digits=2, test_size=64),
+    ],
+    ids=["mod_add", "needle", "decimal_add"],
+)
+def test_stacked_gpt_asking_scored_positions_equals_separate_fits(monkeypatch, task_config):
+    # embedding-only GPTs whose last block asks only the task's scored positions (Trainer.at)
+    monkeypatch.setattr(ensemble, "MODE", "stacked")
+    train = TrainConfig(steps=12, batch_size=16, lr=1e-2, eval_every=4, freeze="embeddings")
+
+    def trainers() -> list[Trainer]:
+        out = []
+        for s in range(K):
+            task = build_task(task_config, s)
+            cfg = GPTConfig(vocab_size=task.vocab_size, max_len=task.seq_len, d_model=16, n_heads=2)
+            out.append(Trainer(build_model(cfg, seed=s), task, train))
+        return out
+
+    alone = [t.fit(data_seed=s) for s, t in enumerate(trainers())]
+    together = trainers()
+    assert together[0].at is not None and len(together[0].at) < together[0].task.seq_len
+    results = fit_stacked(together, list(range(K))).fit()
+    for a, b in zip(alone, results):
+        assert not isinstance(b, BaseException)
+        assert json.dumps([a.steps, a.history, a.final]) == json.dumps(
+            [b.steps, b.history, b.final]
+        )
 
 
 def _trainers(train: TrainConfig, function: str = "majority", poison: int | None = None):

@@ -128,3 +128,27 @@ def test_runs_on_device(device):
     assert isinstance(model, GPT)
     out = model(torch.randint(0, 5, (2, 6), device=device))
     assert out.shape == (2, 6, 5) and out.device.type == torch.device(device).type
+
+
+@pytest.mark.parametrize("positions", [[0], [3], [1, 4], [0, 2, 5, 6]])
+@pytest.mark.parametrize("layers", [1, 2])
+def test_asking_some_positions_gives_the_full_forwards_rows(positions, layers):
+    # the last block asks only `at`: its rows must be the full forward's, and so must their gradients
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=11, max_len=7, n_layers=layers, n_heads=2, d_model=16))
+    tokens = torch.randint(0, 11, (5, 7))
+    at = torch.tensor(positions)
+    full = model(tokens)
+    some = model(tokens, at=at)
+    assert some.shape == (5, len(positions), 11)
+    torch.testing.assert_close(some, full[:, positions], rtol=1e-5, atol=1e-6)
+    emb = model.token_embedding.weight
+    (g_full,) = torch.autograd.grad(full[:, positions].square().sum(), emb)
+    (g_some,) = torch.autograd.grad(model(tokens, at=at).square().sum(), emb)
+    torch.testing.assert_close(g_some, g_full, rtol=1e-5, atol=1e-6)
+
+
+def test_asking_positions_refuses_a_trace():
+    model = GPT(GPTConfig(vocab_size=5, max_len=4, n_layers=1, n_heads=1, d_model=8))
+    with pytest.raises(ValueError, match="trace"):
+        model(torch.zeros(2, 4, dtype=torch.long), trace=True, at=torch.tensor([1]))

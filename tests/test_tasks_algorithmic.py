@@ -237,3 +237,26 @@ def test_tiny_model_learns_tiny_modular_addition():
         train = task.train_set()
         acc = task.accuracy(model(train.inputs), train)
     assert acc == 1.0  # 44 training pairs, memorised or computed: every answer right
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        ModAddConfig(p=7),
+        MemoriseConfig(n_keys=6, n_values=5),
+        NeedleConfig(max_pairs=4, test_size=64),
+        DecimalAddConfig(digits=3, test_size=64),
+    ],
+)
+def test_scored_positions_hold_every_scored_output(config):
+    # a task's declared positions must cover every mask it makes: the trainer reads only those outputs
+    task = build_task(config, 3)
+    positions = task.scored_positions()
+    assert positions is not None and len(positions) < task.seq_len
+    batch = task.sample(512, torch.Generator().manual_seed(1))
+    outside = torch.ones(task.seq_len, dtype=torch.bool)
+    outside[list(positions)] = False
+    assert not batch.mask[:, outside].any()
+    assert batch.mask[:, list(positions)].any(0).all()  # and each is scored by some string
+    sub = batch.at(torch.tensor(positions))
+    assert sub.mask.sum() == batch.mask.sum() and sub.targets.shape == sub.mask.shape

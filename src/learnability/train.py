@@ -318,6 +318,21 @@ def make_optimizer(params: list[nn.Parameter], config: TrainConfig) -> torch.opt
     )
 
 
+def query_positions(
+    model: nn.Module, task: Task, device: torch.device | str = "cpu"
+) -> torch.Tensor | None:
+    """(P,) long: the only output positions a training step needs, when `task` reads fewer than all
+    of them (`Task.scored_positions`) and `model` can ask only those queries (a GPT without dropout,
+    whose last block then does P rows of work instead of T); else None (the full forward)."""
+    positions = task.scored_positions()
+    config = getattr(model, "config", None)
+    if positions is None or getattr(config, "arch", None) != "gpt" or config.dropout:
+        return None
+    if len(positions) >= task.seq_len:
+        return None
+    return torch.tensor(sorted(set(positions)), dtype=torch.long, device=device)
+
+
 # A stacked-ensemble driver (learnability.sweep.ensemble) sets `fit` on this thread to take over
 # `Trainer.fit` calls: it trains several compatible trainers as one batched model.
 FIT_REDIRECT = threading.local()
@@ -357,6 +372,14 @@ class Trainer:
         self.test = test.to(self.device)
         fixed = task.train_set()
         self.fixed = None if fixed is None else fixed.to(self.device)
+        self.at = query_positions(self.model, task, self.device)
+
+    def outputs(self, batch: Batch) -> tuple[torch.Tensor, Batch]:
+        """The model's training outputs on `batch` and the batch they are scored against: with query
+        positions (`query_positions`), the outputs at those positions and the targets there."""
+        if self.at is None:
+            return self.model(batch.inputs), batch
+        return self.model(batch.inputs, at=self.at), batch.at(self.at)
 
     # -- data ----------------------------------------------------------------------------------------------
     def _batch(self, generator: torch.Generator) -> Batch:
@@ -414,7 +437,7 @@ class Trainer:
         self.set_lr(factor)
         if batch is None:
             batch = run.batch()
-        out = self.model(batch.inputs)
+        out, batch = self.outputs(batch)
         loss = compute_loss(self.task.loss, out, batch)
         value = loss.item()  # on CPU this costs nothing: there is no queue to drain
         if not run.accept(value):

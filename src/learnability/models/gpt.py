@@ -122,11 +122,16 @@ class GPT(nn.Module):
     def _check(self, tokens: Tensor) -> None:
         check_tokens(tokens, self.config.vocab_size, self.config.max_len)
 
-    def forward(self, tokens: Tensor, trace: bool = False) -> Tensor | tuple[Tensor, Trace]:
-        """tokens (B, T) long -> logits (B, T, V); with trace=True also a Trace."""
+    def forward(
+        self, tokens: Tensor, trace: bool = False, at: Tensor | None = None
+    ) -> Tensor | tuple[Tensor, Trace]:
+        """tokens (B, T) long -> logits (B, T, V); with trace=True also a Trace; with `at` (P,)
+        long the logits at those positions only, (B, P, V) (see `run`)."""
         self._check(tokens)
         if not trace:
-            return self.run(tokens)
+            return self.run(tokens, at)
+        if at is not None:
+            raise ValueError("at= and trace=True do not combine: a trace holds every position")
         rec = Trace()
         x = self._embed(tokens)
         rec.hidden.append(x)
@@ -140,9 +145,13 @@ class GPT(nn.Module):
         pos = self.position_embedding.weight[..., :t, :].unsqueeze(-3)  # (..., 1, T, D)
         return self.drop(self.token_embedding(tokens) + pos)  # (..., B, T, D)
 
-    def run(self, tokens: Tensor) -> Tensor:
-        """The untraced forward without the input check: tokens (..., T) -> logits (..., T, V)."""
+    def run(self, tokens: Tensor, at: Tensor | None = None) -> Tensor:
+        """The untraced forward without the input check: tokens (..., T) -> logits (..., T, V), or
+        with `at` (P,) long the logits at those positions only, (..., P, V): the last block asks only
+        those queries (a loss that reads a few positions needs nothing else of it), the same numbers
+        as the full forward's rows up to rounding."""
         x = self._embed(tokens)
-        for block in self.layers:
-            x = block(x)
+        last = len(self.layers) - 1
+        for i, block in enumerate(self.layers):
+            x = block(x, at=at) if i == last else block(x)  # (..., T or P, D)
         return cast(Tensor, self.unembedding(self.final_ln(x)))

@@ -301,14 +301,20 @@ class SelfAttention(nn.Module):
         query: int | None = None,
         rows: Tensor | None = None,
         row: Tensor | None = None,
+        at: Tensor | None = None,
     ) -> Tensor:
         """x (..., T, D) -> (..., T, D); with `query=i` only position i asks, giving (..., 1, D)
-        (`row`: x's slice at `query`, when the caller has taken it).
+        (`row`: x's slice at `query`, when the caller has taken it); with `at` (P,) long only those
+        positions ask, giving (..., P, D).
 
         Asking only one query is how the scalar-readout models skip work in their last layer. With
         `rows` (..., T) long, x is a table (..., R, D) of distinct input rows and position t of the input
         is row rows[t]: q, k, v are projected on the table and gathered (same numbers, R rows of work).
         """
+        if at is not None:
+            if trace is None and self.alibi_slopes is None and not (self.dropout and self.training):
+                return self.out_proj(self._queries_at(x, at))
+            return self.forward(x, trace, rows=rows).index_select(-2, at)
         if rows is not None and query is not None:
             x, rows = embedding(rows, x), None  # a one-layer model: its only layer asks one query
         t = rows.shape[-1] if rows is not None else x.shape[-2]
@@ -350,6 +356,21 @@ class SelfAttention(nn.Module):
             y = F.dropout(weights, drop) @ v
         y = y.transpose(1, 2).reshape(*lead, -1, d)
         return self.out_proj(y)
+
+    def _queries_at(self, x: Tensor, at: Tensor) -> Tensor:
+        """Attention of the positions `at` (P,) alone, x (..., T, D) -> (..., P, D) before `out_proj`:
+        keys and values are projected at every position, queries only at `at`, and the causal mask
+        keeps each query's own row of the full square, so those rows equal the full forward's."""
+        d, t = x.shape[-1], x.shape[-2]
+        w, bias = self.in_proj.weight, self.in_proj.bias
+        q = linear(x.index_select(-2, at), w[..., :d, :], bias[..., :d])  # (..., P, D)
+        k, v = linear(x, w[..., d:, :], bias[..., d:]).split(d, dim=-1)  # (..., T, D) each
+        q, k, v = self._heads(q), self._heads(k), self._heads(v)  # (B', H, P or T, dh)
+        mask = None
+        if self.causal:
+            mask = at[:, None] >= torch.arange(t, device=x.device)[None, :]  # (P, T)
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B', H, P, dh)
+        return y.transpose(1, 2).reshape(*x.shape[:-2], -1, d)
 
     def _mask(self, t: int, query: int | None, device: torch.device) -> Tensor | None:
         """(Tq, T) bool, True = may attend; None without a causal mask."""
@@ -501,11 +522,24 @@ class Block(nn.Module):
         trace: Trace | None = None,
         query: int | None = None,
         rows: Tensor | None = None,
+        at: Tensor | None = None,
     ) -> Tensor:
-        """x (..., T, D) -> (..., T, D), or (..., 1, D) holding only position `query`.
+        """x (..., T, D) -> (..., T, D), or (..., 1, D) holding only position `query`, or
+        (..., P, D) holding only the positions `at` (P,) long (a last layer whose other outputs no
+        loss reads: every sublayer after attention runs on P rows instead of T).
 
         With `rows` (no trace), x is a table of distinct input rows (see `SelfAttention.forward`):
         everything before attention mixes positions is computed on the table."""
+        if at is not None:
+            here = x.index_select(-2, at)
+            if self.ln == "pre":
+                h = here + self.drop1(self.attn(self.ln1(x, trace), trace, at=at))
+                return h + self.drop2(self.mlp(self.ln2(h, trace)))
+            h = here + self.drop1(self.attn(x, trace, at=at))
+            if self.ln == "post":
+                h = self.ln1(h, trace)
+                return self.ln2(h + self.drop2(self.mlp(h)), trace)
+            return h + self.drop2(self.mlp(h))
         full = x if rows is None else embedding(rows, x)
         if query is not None:
             query %= full.shape[-2]

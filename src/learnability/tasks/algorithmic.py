@@ -250,6 +250,9 @@ class ModAddTask(Task):
         mask[:, 1] = True
         return lm_batch(full, mask)
 
+    def scored_positions(self) -> tuple[int, ...]:
+        return (1,)
+
     def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
         pick = torch.randint(0, len(self.train_pairs), (batch_size,), generator=generator)
         return self.make_batch(self.train_pairs[pick])
@@ -291,6 +294,9 @@ class MemoriseTask(Task):
         mask = torch.zeros(len(codes), 2, dtype=torch.bool)
         mask[:, 1] = True
         return lm_batch(full, mask)
+
+    def scored_positions(self) -> tuple[int, ...]:
+        return (1,)
 
     def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
         n = self.config.n_keys
@@ -421,6 +427,9 @@ class NeedleTask(StreamedTask):
         self.test_size = config.test_size
         self._build_test(data_seed)
 
+    def scored_positions(self) -> tuple[int, ...]:
+        return tuple(2 * m for m in range(1, self.max_pairs + 1))  # the query after m pairs
+
     def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         k = self.max_pairs
         m = torch.randint(1, k + 1, (count,), generator=generator)
@@ -471,6 +480,10 @@ class DecimalAddTask(StreamedTask):
         """(B,) int64 → (B, width) digits, least significant first."""
         powers = 10 ** torch.arange(width, dtype=torch.int64)
         return (x.unsqueeze(1) // powers) % 10
+
+    def scored_positions(self) -> tuple[int, ...]:
+        # from `=` (predicting the first answer digit) to the padding after a (d+1)-digit answer's stop
+        return tuple(range(2 * self.digits + 1, 3 * self.digits + 3))
 
     def generate(self, count: int, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         d = self.digits

@@ -36,6 +36,17 @@ class Batch:
     def __len__(self) -> int:
         return int(self.inputs.shape[0])
 
+    def at(self, positions: torch.Tensor) -> Batch:
+        """The batch scored at `positions` (P,) long only: per-position targets and mask (B, P); targets
+        of another shape (a last-position distribution) as they are. A scored position outside
+        `positions` is an error in the task's `scored_positions`, never silently dropped."""
+        if self.mask is None or self.targets.shape != self.mask.shape:
+            return self
+        mask = self.mask.index_select(1, positions)
+        if int(mask.sum()) != int(self.mask.sum()):
+            raise RuntimeError("the batch scores a position outside its task's scored_positions")
+        return Batch(self.inputs, self.targets.index_select(1, positions), mask)
+
     def slice(self, start: int, stop: int) -> Batch:
         """Rows start..stop-1 (a view; used to chunk evaluation)."""
         return Batch(
@@ -64,6 +75,12 @@ class Task:
     def test_set(self) -> Batch:
         """The fixed evaluation set (deterministic for a given task config and data seed)."""
         raise NotImplementedError
+
+    def scored_positions(self) -> tuple[int, ...] | None:
+        """Every output position a loss or accuracy of this task can ever read, the same for every
+        batch (a fixed answer slot), or None when that is all of them or not fixed. A model that can
+        ask only some queries (`GPT.run(at=...)`) then trains on those outputs alone."""
+        return None
 
     def accuracy(self, output: torch.Tensor, batch: Batch) -> float:
         """The task's metric on `output` (the model's output for `batch.inputs`); default by output kind."""

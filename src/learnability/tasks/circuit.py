@@ -104,6 +104,9 @@ class CircuitTask(Task):
         self._test = Batch(inputs, self.target_distribution(inputs))
         self._test_hashes = row_hash(inputs)
 
+    def scored_positions(self) -> tuple[int, ...]:
+        return (self.seq_len - 1,)  # the last position's distribution
+
     def draw(self, count: int, generator: torch.Generator) -> torch.Tensor:
         """(count, seq_len) uniform random tokens."""
         return torch.randint(0, self.vocab_size, (count, self.seq_len), generator=generator)
