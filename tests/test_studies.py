@@ -32,15 +32,16 @@ from learnability.studies.pipeline import pick_scale
 FROZEN = {
     "sensitivity/quick": (122, "94860fe2a6eec88a4ac58994a852e31bea1cbd52145f781521b003a0ee330884"),
     "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
-    "volume/quick": (213, "8befe953d660fe19fd72bb32150c7bc75bcef15b80d0261782f004fda13a47cd"),
+    "volume/quick": (213, "c23314ebdd8197faaef58eb91b70cdb628fb0b365a19d18fe1e58edb662d456a"),
     "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
     # sparse_xor: regenerated for the science round (issues 20/21: m* over 2^6..2^20 at every power of 2 with 12
-    # seeds, the kinds at a second d; paper plan d to 2^24)
-    "sparse_xor/quick": (706, "ad7b050420f79aec114d9be728fe7007ec27d4f77b159aff4d18d90729f1ffa7"),
+    # seeds, the kinds at a second d; paper plan d to 2^24); quick again at stop 29 (FFNN at every power of 2 from
+    # 16 to 1024 with widths 2/3/4/6/8, m* also at d = 32; volume quick: 120 models per project cell)
+    "sparse_xor/quick": (810, "90bebe9cd80dcbecc6d9e20ad52e32ba340a7fb290440cf639c56e997a3456bb"),
     "sparse_xor/paper": (2928, "ef9ab88067e960cc08b88300b87b3fcc7bd35ca0392850c551fb9cf17bba8c6a"),
     # random: regenerated for the science round (4 restarts per condition, no quick LSTMs/LM; needle in the
-    # published k-key format)
-    "random/quick": (64, "9c009355c948e51c9a9ce6f73b146130751ce9c6d5b0f9ff9c737b6a655fdbf2"),
+    # published k-key format); quick again at stop 29 (memorisation and circuit on seeds 1–7, by power)
+    "random/quick": (88, "468843d2ca031441d58a8f75a3b77689cabc11ada780a3516da06d5b64fe895a"),
     "random/paper": (705, "8aba2a865df816070e1d57c4545e67938eb3982d663beb2f6086f689154a8c60"),
 }
 LAYOUT = {"__init__", "plan", "sweeps", "evidence", "claims", "exhibits"}
