@@ -32,12 +32,12 @@ from learnability.studies.pipeline import pick_scale
 FROZEN = {
     "sensitivity/quick": (122, "94860fe2a6eec88a4ac58994a852e31bea1cbd52145f781521b003a0ee330884"),
     "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
-    "volume/quick": (213, "c23314ebdd8197faaef58eb91b70cdb628fb0b365a19d18fe1e58edb662d456a"),
+    "volume/quick": (213, "46c9a403c18f3b3645f1a0e0ae2136b91d1c5248b024f51314890a68abaded62"),
     "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
     # sparse_xor: regenerated for the science round (issues 20/21: m* over 2^6..2^20 at every power of 2 with 12
     # seeds, the kinds at a second d; paper plan d to 2^24); quick again at stop 29 (FFNN at every power of 2 from
     # 16 to 1024 with widths 2/3/4/6/8, m* also at d = 32; volume quick: 120 models per project cell)
-    "sparse_xor/quick": (810, "90bebe9cd80dcbecc6d9e20ad52e32ba340a7fb290440cf639c56e997a3456bb"),
+    "sparse_xor/quick": (950, "f9671656e65a133d478d3c68e7aae05ee17f7eb96ae14ee9f7bc28d93d849ab0"),
     "sparse_xor/paper": (2928, "ef9ab88067e960cc08b88300b87b3fcc7bd35ca0392850c551fb9cf17bba8c6a"),
     # random: regenerated for the science round (4 restarts per condition, no quick LSTMs/LM; needle in the
     # published k-key format); quick again at stop 29 (memorisation and circuit on seeds 1–7, by power)

@@ -52,8 +52,9 @@ def sweeps(plan: Plan[RandomParams]) -> list[Sweep]:
                              grid={"train.freeze": list(ABLATIONS.values())}))  # fmt: skip
     seeds = list(p.other_seeds or p.seeds)
     m, lm, c = p.memorise, p.language, p.circuit
-    out.append(Sweep("random/memorise", JOB, seeds=seeds, grid={"train": [m.random.train("embeddings"), m.full.train("full")]},
-                     base={"task": dict(m.config), "model": _gpt(p, m.width), "train": m.random.train("embeddings")}))  # fmt: skip
+    # first: its fully trained seeds train as one long group on one worker, and the short runs fill the other
+    out.insert(0, Sweep("random/memorise", JOB, seeds=seeds, grid={"train": [m.random.train("embeddings"), m.full.train("full")]},
+                        base={"task": dict(m.config), "model": _gpt(p, m.width), "train": m.random.train("embeddings")}))  # fmt: skip
     if lm is not None:
         base = {"task": dict(lm.config), "probes": ["samples", "subspace"], **probe}
         model = _gpt(p, lm.random_width, lm.n_layers, lm.n_heads, dropout=lm.dropout)

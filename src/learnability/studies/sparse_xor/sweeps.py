@@ -53,7 +53,7 @@ def sweeps(plan: Plan[SparseXorParams]) -> list[Sweep]:
     # one sweep per FFNN seed: the seed fixes initialisation and data
     out += [Sweep(f"{S}/ffnn_d{d}_s{seed}", "train", base={**ffnn_base(d, c.ffnn_steps, c.ffnn_batch), "data_seed": seed},
                   grid={"model.width": list(c.ffnn_widths)}, seeds=[seed], study=S)
-            for d in c.ffnn_d for seed in range(c.ffnn_seeds)]  # fmt: skip
+            for d in c.ffnn_d for seed in range(c.ffnn_first_seed, c.ffnn_first_seed + c.ffnn_seeds)]  # fmt: skip
     return out
 
 

@@ -70,7 +70,7 @@ class VolumeParams:
 QUICK = Plan(
     "quick",
     VolumeParams(
-        ns=(4, 6, 8, 10, 12), archs=((1, 16), (2, 16)), models=120, variant_models=12, eps=(0.0, 1.0),
+        ns=(4, 6, 8, 10, 12), archs=((1, 16), (2, 16)), models=360, variant_models=12, eps=(0.0, 1.0),
         margins=(0.0, 0.01, 0.1), bound_ns=(10, 12), bound_archs=((1, 12), (1, 16), (2, 24), (3, 36)),
         bound_models=16, length_ns=(4, 6, 8, 10, 12), length_arch=(2, 16), length_models=16,
         length_eps=(0.0, 1e-5, 1.0), directions=1, control_count=1000, control_draws=100,
@@ -80,17 +80,20 @@ QUICK = Plan(
                        "converge_acc": 1.0},
     ),
     deviations={
-        "*": "Quick scale, designed by power (docs/studies/volume.md): N ≤ 12, 120 models per cell (12 in the drawn "
+        "*": "Quick scale, designed by power (docs/studies/volume.md): N ≤ 12, 360 models per cell (12 in the drawn "
         "and cited variants, 16 per bound cell and per init on fixed weights), widths ≤ 36, fresh seeds. The "
         "paper-scale plan goes to N = 20 with 128–256 models per cell.",
         "bound": "On fresh cells (seed 41, a pilot at stop 28: docs/studies/volume.md) this claim read inconclusive "
         "(224/229 = 0.978 [0.950, 0.991]): at its 0.95 edge here, fragile.",
         "k0-positive": "With 144 models per cell from a fresh seed (a pilot at stop 28: docs/studies/volume.md) this "
-        "claim read reproduced (0.084 [0.051, 0.117], 520 informative models). Stop 29: 120 models per cell (was "
-        "24, which left 80 informative models, 24% power; the power analysis asked for ≈ 400: an internal pilot, "
-        "its 24 models per cell kept as the first 24 of 120).",
+        "claim read reproduced (0.084 [0.051, 0.117], 520 informative models). Stop 29: 360 models per cell (was "
+        "24, which left 80 informative models, 24% power, ≈ 400 asked; a first look at 120 per cell read "
+        "reproduced, 0.090 [0.051, 0.129] on 424 informative models; each look keeps the earlier models as its "
+        "first ones).",
         "measure-zero": "With 144 models per cell from a fresh seed (a pilot at stop 28) this claim read reproduced "
-        "(17/610 = 0.028 [0.018, 0.044]).",
+        "(17/610 = 0.028 [0.018, 0.044]). Stop 29, by power in two looks on seed 10: 24 models per cell gave "
+        "5/103 (1% power), 120 gave 18/505 = 0.036 [0.023, 0.056] (28% power, 1,647 asked); this plan's 360 per "
+        "cell is the second look (models 1–120 kept): over both looks a one-sided 2.5% error can at most double.",
         "parity-fails": "Not run at the quick scale: in the pilot no PARITY run at N = 14 left the constant "
         "predictor in 3,000 steps while N = 10 needed up to 2,900, so no affordable budget separates "
         "failing to learn from failing to start; the paper scale trains it.",
