@@ -209,7 +209,9 @@ def test_quick_plan_meets_the_issue():
     assert (
         q.language is None and "lm-random" not in quick
     )  # not run at this scale: the claim says so
-    assert sum(len(s.expand()) for s in quick.values()) < 80
+    # a cost guard: 88 runs since memorisation and circuit run seeds 1–7 (stop 29, by power); the study's wall
+    # time stayed at 297 → 296 s on one machine, the last block asking only the scored positions
+    assert sum(len(s.expand()) for s in quick.values()) <= 88
     assert all(s.expand()[0].config.task.split == "hash" for k, s in quick.items()
                if k.endswith(("parens", "decimal_add", "needle")))  # fmt: skip
 
