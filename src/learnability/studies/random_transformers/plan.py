@@ -240,7 +240,9 @@ QUICK_DEVIATIONS = {
     "width-matters": "Width 16 runs on modular addition and needle only (the two tasks where it costs least).",
     "memorisation": "128² table (7-bit values) and width 16 instead of 512² and 128; 1,500 steps × 1,024 "
     "(94 epochs; random models 600 steps, where they plateau) instead of 168,000 × 32,768 (21,000 epochs), lr "
-    "1e-2 (random) and 3e-2 (fully trained) instead of 5e-3: the fully trained model is far from its capacity.",
+    "1e-2 (random) and 3e-2 (fully trained) instead of 5e-3: the fully trained model is far from its capacity. "
+    "Seeds 1–7 since stop 29, by power: on seeds 1–4 an AVX-512 Xeon read inconclusive (0.574 [0.258, 0.891], "
+    "47% power, 7 asked) where an AMD EPYC had read reproduced; seeds 1–4 are kept, so this is a second look.",
     "language": "Not run at the quick scale: 400 CPU steps are 0.26 epochs of the KJV, far from the paper's "
     "5 epochs of TinyStories, so a quick negative could only read 'inconclusive — scale'.",
     "ablation": "Not run at the quick scale: every failing variant costs its full budget (~110 s at width "
