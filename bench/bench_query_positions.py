@@ -26,11 +26,10 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_ensemble import capture  # noqa: E402
-
-from learnability.studies import get_study  # noqa: E402
-from learnability.sweep.runner import collect_runs  # noqa: E402
-from learnability.train import Trainer  # noqa: E402
+from bench_ensemble import capture
+from learnability.studies import get_study
+from learnability.sweep.runner import collect_runs
+from learnability.train import Trainer
 
 
 def shapes() -> dict[str, tuple[Any, int]]:

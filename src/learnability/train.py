@@ -326,9 +326,8 @@ def query_positions(
     whose last block then does P rows of work instead of T); else None (the full forward)."""
     positions = task.scored_positions()
     config = getattr(model, "config", None)
-    if positions is None or getattr(config, "arch", None) != "gpt" or config.dropout:
-        return None
-    if len(positions) >= task.seq_len:
+    asks = getattr(config, "arch", None) == "gpt" and not getattr(config, "dropout", 0.0)
+    if positions is None or not asks or len(positions) >= task.seq_len:
         return None
     return torch.tensor(sorted(set(positions)), dtype=torch.long, device=device)
 
