@@ -10,7 +10,7 @@ import yaml
 
 from learnability.errors import UserError
 from learnability.sweep import Store, Sweep, run_sweep
-from learnability.sweep.executors import execute_run
+from learnability.sweep.executors import cpu_model, execute_run
 
 MIXED = Sweep(
     "ex/mixed",
@@ -57,6 +57,9 @@ def test_failures_divergence_and_crashes_are_recorded(pool_results):
     assert yaml.safe_load((ok.run_dir / "config.yaml").read_text()) == ok.config
     assert (ok.run_dir / "metrics.jsonl").read_text().count("\n") == 1
     assert ok.versions["torch"] and ok.versions["python"] and ok.seconds > 0
+    assert (
+        ok.versions["cpu"] == cpu_model() != ""
+    )  # the machine a run trained on is part of its record
 
 
 def test_inline_gives_bit_identical_results(pool_results, tmp_path: Path):

@@ -37,6 +37,7 @@ from learnability.report.html import (
     cell_text,
     completeness,
     headline,
+    machines_text,
     robustness_text,
     verdict_text,
 )
@@ -393,3 +394,26 @@ def test_adaptive_verdicts_are_labelled_in_the_list_and_on_the_card(tmp_path):
     )  # only the adaptive one
     card = html[html.index('id="claim-demo-a"') :]
     assert "reached by adaptive replication (group-sequential: 1 round(s), 6 unit(s) added)" in card
+
+
+def test_the_report_says_where_the_judged_runs_trained(tmp_path):
+    # one machine: named with its run count; two: named both, and the reader is told what it means
+    a = StudyReport(
+        "a", "A", "P", "", "quick", [_claim_result()], machines={"Xeon · torch 2.13": 5}
+    )
+    b = StudyReport(
+        "b", "B", "P", "", "quick", [], machines={"EPYC · torch 2.13": 2, "Xeon · torch 2.13": 1}
+    )
+    assert machines_text([a]) == "runs trained on: Xeon · torch 2.13 (5 runs)"
+    both = machines_text([a, b])
+    assert both.startswith(
+        "runs trained on: Xeon · torch 2.13 (6 runs); EPYC · torch 2.13 (2 runs)"
+    )
+    assert "more than one machine" in both
+    assert (
+        machines_text([StudyReport("c", "C", "P", "", "quick", [])])
+        == "runs trained on: no runs stored"
+    )
+    build_report([a, b], tmp_path)
+    assert "EPYC · torch 2.13 (2 runs)" in (tmp_path / "report.html").read_text()
+    assert "more than one machine" in (tmp_path / "claims.md").read_text()

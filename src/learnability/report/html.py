@@ -636,8 +636,26 @@ def _wrap(label: str, text: str, width: int = 100) -> list[str]:
     return lines or [f"- **{label}:**"]
 
 
+def machines_text(reports: list[StudyReport]) -> str:
+    """Where the judged runs trained, over all studies: "runs trained on: CPU · torch (n runs); ..."."""
+    total: dict[str, int] = {}
+    for r in reports:
+        for machine, n in r.machines.items():
+            total[machine] = total.get(machine, 0) + n
+    if not total:
+        return "runs trained on: no runs stored"
+    parts = [f"{m} ({n:,} runs)" for m, n in sorted(total.items(), key=lambda kv: -kv[1])]
+    mixed = (
+        " — more than one machine: a verdict at its band's edge can differ between them"
+        if len(total) > 1
+        else ""
+    )
+    return "runs trained on: " + "; ".join(parts) + mixed
+
+
 def claims_markdown(reports: list[StudyReport]) -> str:
     lines = ["# Claims", "", *textwrap.wrap(f"{headline_text(reports)}.", 100), ""]
+    lines += [*textwrap.wrap(machines_text(reports) + ".", 100), ""]
     lines += [
         "| study | claims | "
         + " | ".join(ORDER)
@@ -725,6 +743,7 @@ def build_report(reports: list[StudyReport], out_dir: Path) -> Path:
 <title>learnability report</title><style>{_CSS}</style></head><body>
 <h1>learnability — reproduction report</h1>
 <p class="meta">learnability {__version__} · Python {platform.python_version()} · {_e(platform.machine())} · {now}</p>
+<p class="meta">{_e(machines_text(reports))}</p>
 <nav class="toc"><a href="#headline">headline</a><a href="#all-claims">all claims</a>{toc}</nav>
 <h2 id="headline">Headline</h2>
 <p><b>Claims:</b> {_e(headline_text(reports))}. A verdict is <i>robust</i> when every declared

@@ -29,6 +29,9 @@ class StudyReport:
     # which the report's headline and `report` / `reproduce` say
     expected_runs: int | dict[str, int] | None = None
     runs_stored: int = 0
+    # where the judged runs trained: "CPU model · torch version" -> runs (a run's last bits, and so a
+    # verdict at its band's edge, can differ between machines)
+    machines: dict[str, int] = field(default_factory=dict)
 
     @property
     def runs_expected(self) -> int:

@@ -55,6 +55,7 @@ def analyse_study(
     # the plan's runs, and how many are finished: fewer is an incomplete study (its headline says so)
     report.expected_runs = len(expected)
     report.runs_stored = sum(r.status != "running" and r.run_id in expected for r in records)
+    report.machines = machines_of(records)
     report.seconds = seconds or (time.perf_counter() - t0)
     return report
 
@@ -93,6 +94,19 @@ def analyse_records(
             )
             claim.figure = name
     return report
+
+
+def machines_of(records: list[Any]) -> dict[str, int]:
+    """Finished runs per machine they trained on ("CPU model · torch version"; runs stored before the
+    CPU was recorded count as "CPU not recorded")."""
+    out: dict[str, int] = {}
+    for r in records:
+        if r.status == "running":
+            continue
+        v = r.versions or {}
+        key = f"{v.get('cpu', 'CPU not recorded')} · torch {v.get('torch', '?')}"
+        out[key] = out.get(key, 0) + 1
+    return out
 
 
 def _counts(records: list[Any], sweeps: list[Any]) -> dict[str, dict[str, int]]:

@@ -25,6 +25,7 @@ import ipaddress
 import json
 import multiprocessing
 import os
+import platform
 import signal
 import socket
 import subprocess
@@ -55,8 +56,28 @@ __all__ = ["InlineExecutor", "LocalExecutor", "RayExecutor", "execute_run", "mak
 _versions: dict[str, str] | None = None
 
 
+def cpu_model() -> str:
+    """The processor's model name (Linux: /proc/cpuinfo), else what `platform` knows. Runs record it:
+    the same run id trained on two CPUs can differ in its last bits, and so in its trained model."""
+    name, flags = "", set[str]()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name") and not name:
+                    name = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    if not name:
+        return platform.processor() or platform.machine() or "unknown"
+    # the vector width decides how sums are split, so it is what changes the last bits
+    simd = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else ""
+    return f"{name} ({simd})" if simd else name
+
+
 def versions() -> dict[str, str]:
-    """python, torch, learnability versions and the host of this process (cached)."""
+    """python, torch, learnability versions, the host and its CPU model of this process (cached)."""
     global _versions
     if _versions is None:
         try:
@@ -68,6 +89,7 @@ def versions() -> dict[str, str]:
             "torch": torch.__version__,
             "learnability": own,
             "host": socket.gethostname(),
+            "cpu": cpu_model(),
         }
     return _versions
 
