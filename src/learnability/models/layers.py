@@ -312,7 +312,8 @@ class SelfAttention(nn.Module):
         is row rows[t]: q, k, v are projected on the table and gathered (same numbers, R rows of work).
         """
         if at is not None:
-            if trace is None and self.alibi_slopes is None and not (self.dropout and self.training):
+            plain = trace is None and rows is None and self.alibi_slopes is None
+            if plain and not (self.dropout and self.training):
                 return self.out_proj(self._queries_at(x, at))
             return self.forward(x, trace, rows=rows).index_select(-2, at)
         if rows is not None and query is not None:
@@ -530,25 +531,21 @@ class Block(nn.Module):
 
         With `rows` (no trace), x is a table of distinct input rows (see `SelfAttention.forward`):
         everything before attention mixes positions is computed on the table."""
-        if at is not None:
-            here = x.index_select(-2, at)
-            if self.ln == "pre":
-                h = here + self.drop1(self.attn(self.ln1(x, trace), trace, at=at))
-                return h + self.drop2(self.mlp(self.ln2(h, trace)))
-            h = here + self.drop1(self.attn(x, trace, at=at))
-            if self.ln == "post":
-                h = self.ln1(h, trace)
-                return self.ln2(h + self.drop2(self.mlp(h)), trace)
-            return h + self.drop2(self.mlp(h))
         full = x if rows is None else embedding(rows, x)
-        if query is not None:
-            query %= full.shape[-2]
-        here = full if query is None else full[..., query : query + 1, :]
+        if at is not None:
+            here = full.index_select(-2, at)
+            ask: dict[str, Any] = {"rows": rows, "at": at}
+        else:
+            if query is not None:
+                query %= full.shape[-2]
+            here = full if query is None else full[..., query : query + 1, :]
+            ask = {"query": query, "rows": rows}
         if self.ln == "pre":
-            x = here + self.drop1(self.attn(self.ln1(x, trace), trace, query, rows))
+            x = here + self.drop1(self.attn(self.ln1(x, trace), trace, **ask))
             return x + self.drop2(self.mlp(self.ln2(x, trace)))
-        shared = here if query is not None and rows is None else None  # the query row, sliced once
-        x = here + self.drop1(self.attn(x, trace, query, rows, shared))
+        if query is not None and rows is None:
+            ask["row"] = here  # the query row, sliced once
+        x = here + self.drop1(self.attn(x, trace, **ask))
         if self.ln == "post":
             x = self.ln1(x, trace)
             return self.ln2(x + self.drop2(self.mlp(x)), trace)
