@@ -222,3 +222,14 @@ def test_stricter_levels_nest_the_intervals():
         narrow = stats.mean_ci(data)
         assert stats.level() == 0.99
     assert narrow.lo < wide.lo and narrow.hi > wide.hi and stats.level() == 0.95
+
+
+def test_a_part_with_no_observations_gives_no_power_not_a_guess():
+    # one m* analysis of polylog-m had no points at all: "0 distinct d, more units do not help" was a guess
+    frame = Frame(_group([0.3, 0.05, 0.5, 0.1]))
+    rule = AllOf((Mean("a", above(0.0, 0.1)), Mean("b", above(0.0, 0.1))))
+    with pytest.raises(power.NoPower, match="group 'b' has no observations"):
+        power.curve(rule, frame)
+    row = power.analyse(rule, frame, kind="d")
+    assert row.current is None and row.units_needed is None
+    assert row.text == "no power estimate: group 'b' has no observations (the evidence says why)"

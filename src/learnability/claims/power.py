@@ -287,6 +287,10 @@ def min_cell(frame: Frame, groups: list[str]) -> int:
 
 def curve(rule: Rule, frame: Frame, min_n: int = 2, prior_sd: float | None = None) -> Curve:
     """The power curve of `rule` on the data in `frame` (raises Undecidable, _NoData, _NoSpread)."""
+    if not isinstance(rule, AllOf) and (
+        empty := [g for g in rule.groups() if not frame.cell_counts(g)]
+    ):  # nothing to plan from: saying "0 distinct x, more units do not help" would be a guess
+        raise _NoData(f"group {empty[0]!r} has no observations (the evidence says why)")
     if isinstance(rule, Rate):
         v = frame.values(rule.focus)
         v = v[np.isfinite(v)]
@@ -574,8 +578,8 @@ def analyse(
             f"{n0} {_plural(kind, n0)}: the spread between units is unknown (fewer than 2 units "
             "and no prior_sd declared)",
         )  # fmt: skip
-    except _NoData:
-        return Power(None, 0, None, None, "no power estimate: no observations")
+    except _NoData as exc:
+        return Power(None, 0, None, None, f"no power estimate: {str(exc) or 'no observations'}")
     n0 = c.n0
     now = c(n0)
     need = units_needed(c)

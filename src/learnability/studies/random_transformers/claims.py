@@ -27,8 +27,9 @@ V2 = "2026-11-30"  # the engine's rules (issue 16), revised in this round (issue
 
 
 def _regime(claimed: str, checked: str, inside: bool, needs: str, sweeps: str) -> Regime:
-    return Regime(claimed, checked, inside, f"{needs} (the paper plan's {sweeps} sweeps: ≈ {paper_gpu_hours(sweeps):.1f} "
-                  "GPU-hours on one H200)")
+    hours = paper_gpu_hours(sweeps)
+    cost = f"{hours:.1f} GPU-hours" if hours >= 1 else f"{60 * hours:.1f} GPU-minutes"  # never "≈ 0.0 hours"
+    return Regime(claimed, checked, inside, f"{needs} (the paper plan's {sweeps} sweeps: ≈ {cost} on one H200)")
 
 
 def _solve_rule(accuracy: Band, over_chance: Band, labels: dict[str, str], version: int = 1) -> AllOf:

@@ -223,8 +223,8 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
                      Choice("start_check", "budget vs smaller N", ("plateau only",), "runs that never left the "
                             "constant predictor count as failures, or make a too-short budget inconclusive")),
             regime=Regime("the paper's training experiments (their N and budget are not public)",
-                          f"{ns_text}" if "parity" in p.trained_functions else "not run at this scale",
-                          True, "a budget well above the steps PARITY needs at a smaller N (the paper plan)"),
+                          ns_text if (runs_parity := "parity" in p.trained_functions) else "not run at this scale",
+                          runs_parity, "a budget well above the steps PARITY needs at a smaller N (the paper plan)"),
             history=(
                 Revision(_learned("parity", below(0.45, 0.55), version=2), "2026-11-30", "v2 counted runs that never "
                          "left the constant predictor as failures to learn (no N = 14 run did, while N = 10 needed "
