@@ -26,6 +26,7 @@ from learnability.claims import (
     above,
     evaluate,
     no_control,
+    pilot_power,
     power,
     within,
 )
@@ -233,3 +234,17 @@ def test_a_part_with_no_observations_gives_no_power_not_a_guess():
     row = power.analyse(rule, frame, kind="d")
     assert row.current is None and row.units_needed is None
     assert row.text == "no power estimate: group 'b' has no observations (the evidence says why)"
+
+
+def test_pilot_resampling_matches_the_t_power_of_a_large_pilot():
+    # a pilot of 400 normal units (mean 0.25, sd 0.5) against `above(0, 0.1)`: drawing n units from it
+    # with replacement is (nearly) drawing from the normal, so the shares match the t-based curve
+    rng = np.random.default_rng(3)
+    pilot = [SimpleNamespace(seed=i, y=float(v)) for i, v in enumerate(rng.normal(0.25, 0.5, 400))]
+    claim = _claim()
+    curve = power.curve(claim.rule, Frame(claim.evidence(SimpleNamespace(records=pilot), {}).obs))
+    found = pilot_power(claim, SimpleNamespace(records=pilot), [10, 30, 60], draws=2000, seed=1)
+    assert found.pool == 400
+    for n in (10, 30, 60):
+        assert found.shares[n].get("reproduced", 0.0) == pytest.approx(curve(n), abs=0.05)
+    assert found.shares[60]["reproduced"] > found.shares[10]["reproduced"]  # more units, more power

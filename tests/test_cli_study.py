@@ -101,6 +101,22 @@ def test_report_reads_a_study_files_runs_again(example_run, tmp_path, capsys) ->
     assert code == 2 and "'huge'" in err and "tiny" in err
 
 
+def test_study_power_resamples_the_pilots_units(example_run, capsys) -> None:
+    study, results, code, _ = example_run
+    assert code == 0
+    argv = ["study", "power", study, "majority-beats-parity", "--results", results, "--draws", "60"]
+    code, out, err = run_cli([*argv, "--units", "2,4"], capsys)
+    assert code == 0, err
+    # 4 seeds in the pilot, MAJORITY learned by every one and PARITY by none: any 4 drawn decide, and
+    # 2 are below the claim's 3 per cell, so they never do
+    assert "from the pilot's 4 in" in out
+    assert "    2: inconclusive 100.0%" in out and "    4: reproduced 100.0%" in out
+    code, _, err = run_cli([*argv, "--units", "1"], capsys)
+    assert code == 2 and "--units '1'" in err and "≥ 2" in err
+    code, _, err = run_cli(["study", "power", study, "no-such-claim", "--results", results], capsys)
+    assert code == 2 and "'no-such-claim'" in err and "majority-beats-parity" in err
+
+
 def test_a_study_folder_with_relative_imports_loads(tmp_path, capsys) -> None:
     pkg = tmp_path / "probe_study"
     pkg.mkdir()

@@ -14,6 +14,7 @@ from learnability.claims.claim import (
     evaluate,
     judge,
     no_control,
+    pilot_power,
 )
 from learnability.claims.evidence import Evidence, Frame, Obs, observe
 from learnability.claims.power import Power
@@ -40,5 +41,5 @@ __all__ = [
     "DECIDED", "VERDICTS", "AllOf", "Alternative", "Band", "BestFit", "CensoredTrend", "Choice",
     "Choices", "Claim", "ClaimResult", "Contrast", "Control", "Decision", "Evidence", "Frame", "Mean",
     "Obs", "Power", "Rate", "Regime", "Revision", "Rule", "Trend", "Units", "Verdict", "above", "below", "evaluate", "judge",
-    "no_control", "observe", "within",
+    "no_control", "observe", "pilot_power", "within",
 ]  # fmt: skip

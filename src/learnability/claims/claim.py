@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from learnability import stats
 from learnability.claims import power as power_mod
 from learnability.claims import sequential as sequential_mod
@@ -376,6 +378,57 @@ def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
         return power_mod.Power(
             None, 0, None, None, f"no power estimate: {type(exc).__name__}: {exc}"
         )
+
+
+@dataclass(frozen=True)
+class PilotPower:
+    """`shares[n][verdict]`: the share of resampled n-unit experiments with that verdict; `pool`: the
+    pilot's independent units they were drawn from."""
+
+    pool: int
+    shares: dict[int, dict[str, float]]
+
+
+def pilot_power(
+    claim: Claim, results: Any, units: list[int], draws: int = 400, seed: int = 0
+) -> PilotPower:
+    """How often the claim's fixed-sample rule would decide on `n` units, for each n in `units`,
+    estimated from a pilot by resampling: n of the pilot's units drawn with replacement (each draw a
+    new unit, with all its observations, so paired cells stay paired), judged `draws` times.
+
+    Model-free where `power_of` assumes normal estimates and reads its spread off the plan's own few
+    units; it is how a plan's unit count is chosen from a larger pilot store before a confirmatory run
+    on fresh seeds (a plan chosen because its own seeds read well would be a post-hoc replication).
+    Raises ValueError when the pilot has no units to draw from."""
+    evidence = claim.evidence(results, claim.defaults())
+    by_unit: dict[Any, list[Any]] = {}
+    for o in evidence.obs:
+        by_unit.setdefault(o.unit, []).append(o)
+    if not by_unit:
+        why = (
+            evidence.missing
+            or evidence.not_run
+            or evidence.vacuous
+            or evidence.pipeline
+            or "no observations"
+        )
+        raise ValueError(f"claim {claim.slug!r}: the pilot has no units to resample ({why})")
+    pool = sorted(by_unit, key=str)
+    rng = np.random.default_rng(seed)
+    out: dict[int, dict[str, float]] = {}
+    for n in units:
+        counts: dict[str, int] = {}
+        for _ in range(draws):
+            picked = rng.integers(len(pool), size=n)
+            obs = [
+                replace(o, unit=(i, pool[k]))
+                for i, k in enumerate(picked)
+                for o in by_unit[pool[k]]
+            ]
+            verdict = judge(claim.rule, replace(evidence, obs=obs), claim.units).verdict
+            counts[verdict] = counts.get(verdict, 0) + 1
+        out[n] = {v: c / draws for v, c in sorted(counts.items())}
+    return PilotPower(len(pool), out)
 
 
 def _apply_regime(

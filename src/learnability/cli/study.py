@@ -4,6 +4,7 @@
     learnability study run question.py --scale tiny --workers 2 --results results
     learnability study run question.py --dry-run         # load, check, count the runs; run nothing
     learnability report --study-file question.py         # report its stored runs again
+    learnability study power sensitivity blowup-grows --results pilot --units 8,16,24   # plan units from a pilot
 
 FILE is a Python file (or a folder with `__init__.py`) defining `STUDY = Study(...)` with the public
 API of `learnability.studies` (docs/STUDIES.md). `run_studies` is the one path from a list of studies
@@ -20,6 +21,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from learnability.claims import pilot_power
 from learnability.cli.options import (
     REPORT_FILES,
     Address,
@@ -38,11 +40,12 @@ from learnability.cli.options import (
 from learnability.errors import UserError, check_choice
 from learnability.paths import check_output_dir, check_writable_dir, claim_output_dir, path_option
 from learnability.report.html import build_report, headline_text
-from learnability.studies import adaptive
+from learnability.studies import adaptive, available_studies, get_study
+from learnability.studies.base import StudyResults
 from learnability.studies.loader import check_declaration, load_study_file
-from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
+from learnability.studies.pipeline import analyse_study, error_report, pick_scale, sweeps_of
 from learnability.sweep.runner import check_run_options, run_sweep
-from learnability.sweep.store import Store
+from learnability.sweep.store import Store, open_existing
 
 app = typer.Typer(
     help="Run a study file of your own (docs/STUDIES.md).",
@@ -198,4 +201,57 @@ def run_command(
     )  # fmt: skip
 
 
-__all__ = ["app", "load_study_files", "run_studies"]
+def _unit_counts(text: str) -> list[int]:
+    try:
+        counts = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        counts = []
+    if not counts or min(counts) < 2:
+        raise UserError(f"--units {text!r}: give unit counts ≥ 2 separated by commas, e.g. 8,16,24")
+    return counts
+
+
+@app.command("power")
+def power_command(
+    study: Annotated[str, typer.Argument(help="a built-in study's name, or a study file")],
+    claim: Annotated[str, typer.Argument(help="the claim's slug (e.g. blowup-grows)")],
+    units: Annotated[str, typer.Option(help="unit counts to price, comma-separated")] = "6,12,24",
+    results: Results = Path("results"),
+    scale: Annotated[
+        str | None, typer.Option(help="the plan the evidence reads (default: the store's)")
+    ] = None,
+    draws: Annotated[int, typer.Option(min=50, max=100_000, help="resamples per unit count")] = 400,
+    seed: Annotated[int, typer.Option(help="the resampling seed")] = 0,
+) -> None:
+    """How often a claim's rule would decide with n units, resampled from a pilot store (every
+    finished run of the study in --results, whatever seeds it has): choose a plan's units with it,
+    then run them on fresh seeds."""
+    counts = _unit_counts(units)
+    if study in available_studies():
+        the_study = get_study(study)
+    else:
+        (the_study,) = load_study_files([path_option(study)])
+    store = open_existing(results)
+    records = [r for r in store.records(study=the_study.name) if r.status != "running"]
+    if not records:
+        raise UserError(f"no finished runs of study {the_study.name!r} in {str(results)!r}")
+    plan = the_study.plan(scale or pick_scale(the_study, store))
+    claims = {c.slug: c for c in the_study.claims(plan)}
+    check_choice("claim", claim, claims)
+    try:
+        found = pilot_power(
+            claims[claim], StudyResults(records, plan, the_study.name), counts, draws, seed
+        )
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    kind = claims[claim].units.kind
+    typer.echo(
+        f"{the_study.name}/{claim} (rule v{claims[claim].rule.version}, fixed-sample): share of {draws} "
+        f"resampled experiments per verdict, each {kind} drawn with replacement from the pilot's "
+        f"{found.pool} in {str(results)!r}"
+    )
+    for n, shares in found.shares.items():
+        typer.echo(f"  {n:>5}: " + ", ".join(f"{v} {p:.1%}" for v, p in shares.items()))
+
+
+__all__ = ["app", "load_study_files", "power_command", "run_studies"]
