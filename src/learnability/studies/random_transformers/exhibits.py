@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from learnability.studies import Figure, Matrix, Panel, Plan, Series, StudyResults, Table, mean_series  # isort: skip  # fmt: skip
+from learnability.report.panels import Ref
 from learnability.studies.random_transformers import evidence as R
 from learnability.studies.random_transformers.claims import SLUGS
 from learnability.studies.random_transformers.plan import ABLATIONS, LABELS, RandomParams, sizes
@@ -29,10 +30,11 @@ def accuracy(results: StudyResults, p: RandomParams) -> list[Item]:
     for task in p.tasks:
         acc, full, lstm = (R.runs(results, f"{k}-{task}") for k in ("acc", "full", "lstm"))
         chance = R.mean(R.chance(r, task, TEST) for r in acc)
-        lines = {"chance line: the best input-blind predictor": chance}
+        # the line the rule compares against is drawn as its control; needle's lower blind line as a plain chance line
+        lines = [Ref(chance, "chance line: the best input-blind predictor", "control")]
         if task == "needle":  # the rule's line is the higher copy line; draw both
-            lines = {"chance line: copy a random value in context": chance,
-                     "best input-blind predictor": R.mean(R.metric(r, "blind_acc") for r in acc)}
+            lines = [Ref(chance, "chance line: copy a random value in context", "control"),
+                     Ref(R.mean(R.metric(r, "blind_acc") for r in acc), "best input-blind predictor", "chance")]
         for label, group in (("random", acc), ("full", full), ("lstm", lstm)):
             verdict = "" if label == "random" else f"solves it (≥ {p.gate:g})" if R.gate(
                 results, p, task, TEST, label)[0] is None else "unsolved: below the gate, not evidence"
@@ -43,13 +45,13 @@ def accuracy(results: StudyResults, p: RandomParams) -> list[Item]:
                   Series("random, each restart", [R.width(r) for r in acc], [R.accuracy(r, task, TEST) or math.nan for r in acc], kind="points"),
                   series_of([(R.width(r), R.accuracy(r, task, TEST)) for r in full], "fully trained", "points"),
                   series_of([(R.width(r), R.accuracy(r, task, TEST)) for r in lstm], "LSTM (2 layers)", "points")]
-        hlines = [(y, name) for name, y in lines.items() if math.isfinite(y)]
+        hlines: list[tuple[float, str] | Ref] = [line for line in lines if math.isfinite(line.at)]
         widths = sorted({float(R.width(r)) for r in acc + full + lstm})
         out.append(Figure(f"solves_{task}", f"{LABELS[task].capitalize()}: test accuracy against width — random models "
                           "(mean and 95% interval, each restart), the fully trained baseline (the gate) and LSTMs, with "
                           "the chance line the rule compares against and the band edge 0.9.",
                           [Panel(LABELS[task], "width d_model", "test accuracy", series=[s for s in series if s.x],
-                                 hlines=[*hlines, (0.9, "band edge: accuracy 0.9")], logx=True, xticks=widths,
+                                 hlines=[*hlines, Ref(0.9, "band edge: accuracy 0.9", "band")], logx=True, xticks=widths,
                                  ylim=(-0.03, 1.03))], claims=(SLUGS[task], "width-matters")))
     table = Table("Test accuracy by condition, beside the chance line and each baseline's gate",
                   ["task", "model, width", "test (held out)", "fresh draws", "chance", "baseline gate"], rows,
