@@ -231,11 +231,11 @@ def power_command(
         the_study = get_study(study)
     else:
         (the_study,) = load_study_files([path_option(study)])
-    store = open_existing(results)
-    records = [r for r in store.records(study=the_study.name) if r.status != "running"]
-    if not records:
-        raise UserError(f"no finished runs of study {the_study.name!r} in {str(results)!r}")
-    plan = the_study.plan(scale or pick_scale(the_study, store))
+    with open_existing(results) as store:
+        records = [r for r in store.records(study=the_study.name) if r.status != "running"]
+        if not records:
+            raise UserError(f"no finished runs of study {the_study.name!r} in {str(results)!r}")
+        plan = the_study.plan(scale or pick_scale(the_study, store))
     claims = {c.slug: c for c in the_study.claims(plan)}
     check_choice("claim", claim, claims)
     try:
