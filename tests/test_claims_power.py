@@ -248,3 +248,20 @@ def test_pilot_resampling_matches_the_t_power_of_a_large_pilot():
     for n in (10, 30, 60):
         assert found.shares[n].get("reproduced", 0.0) == pytest.approx(curve(n), abs=0.05)
     assert found.shares[60]["reproduced"] > found.shares[10]["reproduced"]  # more units, more power
+
+
+def test_pilot_resampling_draws_n_units_per_independent_group():
+    # two groups with their own units (a Welch contrast): a plan with n units per cell has n in each,
+    # so 3 draws must give 3 per group (pooled drawing would give some group fewer than 3 every time)
+    rng = np.random.default_rng(5)
+    obs = [Obs(("a", i), float(v), group="a") for i, v in enumerate(rng.normal(10.0, 1.0, 40))]
+    obs += [Obs(("b", i), float(v), group="b") for i, v in enumerate(rng.normal(0.0, 1.0, 40))]
+    claim = Claim(
+        slug="welch", title="t", statement="s", paper_statement="p",
+        evidence=lambda results, choices: Evidence(list(obs)), rule=Contrast("a", "b", above(0.0, 1.0)),
+        units=Units("seed", 3), control=no_control("test"), choices=(Choice("c", 1, (2,)),),
+    )  # fmt: skip
+    found = pilot_power(claim, None, [2, 3], draws=200)
+    assert found.pool == 80
+    assert found.shares[2] == {"inconclusive": 1.0}  # below the 3 per cell the claim needs
+    assert found.shares[3]["reproduced"] > 0.9

@@ -394,7 +394,9 @@ def pilot_power(
 ) -> PilotPower:
     """How often the claim's fixed-sample rule would decide on `n` units, for each n in `units`,
     estimated from a pilot by resampling: n of the pilot's units drawn with replacement (each draw a
-    new unit, with all its observations, so paired cells stay paired), judged `draws` times.
+    new unit, with all its observations, so paired cells stay paired), judged `draws` times. Units
+    are drawn per stratum — the units seen in the same set of groups — so independent groups (a
+    Welch contrast) get n each, as a plan with n units per cell would give them, and paired ones n.
 
     Model-free where `power_of` assumes normal estimates and reads its spread off the plan's own few
     units; it is how a plan's unit count is chosen from a larger pilot store before a confirmatory run
@@ -413,22 +415,25 @@ def pilot_power(
             or "no observations"
         )
         raise ValueError(f"claim {claim.slug!r}: the pilot has no units to resample ({why})")
-    pool = sorted(by_unit, key=str)
+    strata: dict[frozenset[str], list[Any]] = {}
+    for unit in sorted(by_unit, key=str):
+        strata.setdefault(frozenset(o.group for o in by_unit[unit]), []).append(unit)
+    pools = list(strata.values())
     rng = np.random.default_rng(seed)
     out: dict[int, dict[str, float]] = {}
     for n in units:
         counts: dict[str, int] = {}
         for _ in range(draws):
-            picked = rng.integers(len(pool), size=n)
+            picked = [(s, int(k)) for s, pool in enumerate(pools) for k in rng.choice(len(pool), n)]
             obs = [
-                replace(o, unit=(i, pool[k]))
-                for i, k in enumerate(picked)
-                for o in by_unit[pool[k]]
+                replace(o, unit=(i, pools[s][k]))
+                for i, (s, k) in enumerate(picked)
+                for o in by_unit[pools[s][k]]
             ]
             verdict = judge(claim.rule, replace(evidence, obs=obs), claim.units).verdict
             counts[verdict] = counts.get(verdict, 0) + 1
         out[n] = {v: c / draws for v, c in sorted(counts.items())}
-    return PilotPower(len(pool), out)
+    return PilotPower(len(by_unit), out)
 
 
 def _apply_regime(
