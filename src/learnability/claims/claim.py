@@ -406,15 +406,13 @@ def pilot_power(
     by_unit: dict[Any, list[Any]] = {}
     for o in evidence.obs:
         by_unit.setdefault(o.unit, []).append(o)
-    if not by_unit:
-        why = (
-            evidence.missing
-            or evidence.not_run
-            or evidence.vacuous
-            or evidence.pipeline
-            or "no observations"
+    head = judge(
+        claim.rule, evidence, claim.units
+    )  # its short-circuits say why there is nothing to draw
+    if head.frame is None or not by_unit:
+        raise ValueError(
+            f"claim {claim.slug!r}: the pilot has no units to resample ({head.measured})"
         )
-        raise ValueError(f"claim {claim.slug!r}: the pilot has no units to resample ({why})")
     strata: dict[frozenset[str], list[Any]] = {}
     for unit in sorted(by_unit, key=str):
         strata.setdefault(frozenset(o.group for o in by_unit[unit]), []).append(unit)
