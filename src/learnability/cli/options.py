@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from learnability.paths import path_option
@@ -54,8 +55,17 @@ def new_console() -> Console:
     return Console(highlight=False)
 
 
+def literal(text: object) -> str:
+    """`text` as it must reach a rich console: every name, title, path, value or error message a
+    user (or a user's code) wrote goes through this, so `[/x]` or `[n/2]` in it is shown as typed
+    instead of being read as console markup (a traceback, or text that silently vanishes)."""
+    return escape(str(text))
+
+
 def describe(exc: BaseException) -> str:
     """The last line of an exception's report (type and message), for one-line failure notes."""
+    if isinstance(exc, SystemExit):  # a study's own code ended the program: a failure of that study
+        return f"its code called sys.exit({exc.code!r})"
     return traceback.format_exception_only(type(exc), exc)[-1].strip()
 
 
@@ -65,9 +75,11 @@ def print_claims(out: Console, report: Any) -> None:
     for c in report.claims:
         style = _VERDICT_STYLE.get(c.verdict, "")
         robust = {True: "robust", False: "fragile", None: "untested"}[c.robust]
-        table.add_row(f"[{style}]{c.verdict}[/]", robust, c.title)
+        table.add_row(f"[{style}]{literal(c.verdict)}[/]", robust, literal(c.title))
     out.print(table)
-    out.print(f"{len(report.claims)} claims at the {report.scale} scale; {report.seconds:.0f} s")
+    out.print(
+        f"{len(report.claims)} claims at the {literal(report.scale)} scale; {report.seconds:.0f} s"
+    )
 
 
 def warn_incomplete(reports: list[Any]) -> None:
@@ -76,7 +88,8 @@ def warn_incomplete(reports: list[Any]) -> None:
         expected, stored = getattr(r, "runs_expected", 0), getattr(r, "runs_stored", 0)
         if expected and stored < expected:
             Console(stderr=True, highlight=False, soft_wrap=True).print(
-                f"[yellow]warning:[/] study {r.study!r} is incomplete: {stored} of its {expected} "
-                f"{r.scale} runs are in the store, so its verdicts judge part of the plan; run "
-                f"`learnability reproduce --study {r.study} --scale {r.scale}` to finish it"
+                f"[yellow]warning:[/] study {literal(repr(r.study))} is incomplete: {stored} of "
+                f"its {expected} {literal(r.scale)} runs are in the store, so its verdicts judge "
+                f"part of the plan; run `learnability reproduce --study {literal(r.study)} --scale "
+                f"{literal(r.scale)}` to finish it"
             )

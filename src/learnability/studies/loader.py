@@ -2,21 +2,75 @@
 holding `__init__.py`, laid out like the built-in studies) and returns the `Study` it defines as
 `STUDY`. Anything wrong with the file is bad input: one `UserError` line naming the file and what is
 wrong (no file, a syntax error, an exception while importing it, no `STUDY`, a `STUDY` that is not a
-`Study`, sweeps not named after the study). Nothing inside the package is edited or registered."""
+`Study`, sweeps not named after the study, code that calls `sys.exit`). Nothing inside the package is
+edited or registered.
+
+A study file may register its own job (`register_job`). Worker processes (the local pool, Ray) know a
+job only by the name of the module registering it, and import that module before the lookup; so a
+study file is imported under a name that says where the file is: `learnability.studies.loader.<stem>_
+<f|p><hex of the file's absolute path>` (f: a file, p: a folder's `__init__.py`). Importing such a name
+in any process on this machine (this module is made a package for that, with a finder for those names
+alone) runs the study file there, and with it the file's `register_job`."""
 
 from __future__ import annotations
 
-import hashlib
+import importlib.abc
+import importlib.machinery
 import importlib.util
+import os
 import sys
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from learnability.errors import UserError
 from learnability.studies.base import Study
 
-_PREFIX = "learnability_user_study_"
+# a module with __path__ is a package to the import system: study files become its submodules
+__path__: list[str] = []
+
+
+def _module_name(init: Path, package: bool) -> str:
+    """The import name of a study file: readable (its stem) and decodable (its absolute path)."""
+    stem = init.parent.name if package else init.stem
+    stem = "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in stem)
+    encoded = os.fsencode(str(init.resolve())).hex()
+    return f"{__name__}.study_{stem}_{'p' if package else 'f'}{encoded}"
+
+
+def _file_of(name: str) -> tuple[Path, bool] | None:
+    """The study file (and whether it is a folder's `__init__.py`) a `_module_name` names, or None."""
+    short = name[len(__name__) + 1 :] if name.startswith(__name__ + ".") else ""
+    if not short.startswith("study_") or "." in short:
+        return None
+    kind_and_hex = short.rsplit("_", 1)[-1]
+    try:
+        path = Path(os.fsdecode(bytes.fromhex(kind_and_hex[1:])))
+    except ValueError:
+        return None
+    return (path, kind_and_hex[:1] == "p") if kind_and_hex[:1] in ("f", "p") else None
+
+
+class _StudyFileFinder(importlib.abc.MetaPathFinder):
+    """Finds `learnability.studies.loader.study_*` modules: the study file their name encodes."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        found = _file_of(fullname)
+        if found is None or not found[0].is_file():
+            return None
+        init, package = found
+        locations = [str(init.parent)] if package else None
+        return importlib.util.spec_from_file_location(
+            fullname, init, submodule_search_locations=locations
+        )
+
+
+if not any(isinstance(f, _StudyFileFinder) for f in sys.meta_path):
+    sys.meta_path.append(_StudyFileFinder())
 
 
 def load_study_file(path: str | Path) -> Study[Any]:
@@ -27,10 +81,14 @@ def load_study_file(path: str | Path) -> Study[Any]:
         raise UserError(
             f"study file {str(path)!r} does not exist; give a .py file that defines STUDY"
         )
-    if path.is_dir() and not init.is_file():
+    if path.is_dir() and not os.path.lexists(init):
         raise UserError(
             f"study folder {str(path)!r} has no __init__.py; give a .py file, or a folder whose "
             "__init__.py defines STUDY"
+        )
+    if not init.is_file():  # a FIFO, a device: reading it could wait forever
+        raise UserError(
+            f"study file {str(init)!r} is not a regular file; give a .py file that defines STUDY"
         )
     if init.suffix != ".py":
         raise UserError(
@@ -53,10 +111,10 @@ def load_study_file(path: str | Path) -> Study[Any]:
 
 def _import(init: Path, package: bool) -> Any:
     # a name of its own per file (two study files may share a stem), registered before it runs:
-    # dataclasses and relative imports of a study folder look their module up in sys.modules
-    digest = hashlib.sha1(str(init.resolve()).encode()).hexdigest()[:10]
-    name = f"{_PREFIX}{init.parent.name if package else init.stem}_{digest}"
-    name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    # dataclasses and relative imports of a study folder look their module up in sys.modules. The
+    # file is executed afresh each time (an edited file is read again), under the name a worker
+    # process imports to run the file's own jobs (see the module docstring).
+    name = _module_name(init, package)
     locations = [str(init.parent)] if package else None
     spec = importlib.util.spec_from_file_location(name, init, submodule_search_locations=locations)
     if spec is None or spec.loader is None:
@@ -72,6 +130,13 @@ def _import(init: Path, package: bool) -> Any:
     except UserError:
         sys.modules.pop(name, None)
         raise
+    except SystemExit as exc:  # the file ends the program: refused, not a silent exit 0
+        sys.modules.pop(name, None)
+        raise UserError(
+            f"study file {str(init)!r} called sys.exit({exc.code!r}) while importing "
+            f"({_where(exc, init.parent.resolve())}); a study file defines STUDY and must not "
+            "end the program"
+        ) from None
     except Exception as exc:
         sys.modules.pop(name, None)
         raise UserError(
@@ -130,13 +195,22 @@ def check_declaration(study: Study[Any], plan: Any, source: str) -> None:
             built = getattr(study, part)(plan)
         except UserError:
             raise
+        except SystemExit as exc:  # the study's code ends the program: refused, not a silent exit 0
+            raise UserError(
+                f"{source}: {part}(plan) called sys.exit({exc.code!r}) at scale {plan.scale!r} "
+                f"({_where(exc, folder)}); a study's functions must return, not end the program"
+            ) from None
         except Exception as exc:
             raise UserError(
                 f"{source}: {part}(plan) failed at scale {plan.scale!r} ({_where(exc, folder)}): "
                 f"{type(exc).__name__}: {exc}"
             ) from None
         kind = Sweep if part == "sweeps" else Claim
-        wrong = [type(x).__name__ for x in built if not isinstance(x, kind)]
+        wrong = (
+            [type(x).__name__ for x in built if not isinstance(x, kind)]
+            if isinstance(built, list)
+            else []
+        )
         if not isinstance(built, list) or wrong:
             raise UserError(
                 f"{source}: {part}(plan) must return a list of {kind.__name__}, got {wrong or type(built).__name__}"

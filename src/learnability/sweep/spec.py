@@ -57,12 +57,14 @@ from learnability.config import (
 from learnability.errors import UserError, did_you_mean
 from learnability.sweep.jobs import get_job
 
-__all__ = ["RunSpec", "Sweep", "load_sweep", "study_label"]
+__all__ = ["MAX_RUNS", "RunSpec", "Sweep", "check_run_count", "load_sweep", "study_label"]
 
 _RANDOM_KINDS = ("uniform", "log_uniform", "int_uniform", "choice")
-# Declared limits: a sweep beyond them is a typo (or would take longer to expand than to notice)
+# Declared limits: a sweep beyond them is a typo (or would take longer to expand than to notice).
+# MAX_RUNS bounds one command's runs, however many sweeps (and studies) it holds.
 MAX_RUNS = 100_000
 MAX_SAMPLES = 100_000
+MAX_SEED = 2**63 - 1
 _YAML_KEYS = (
     "name",
     "job",
@@ -157,12 +159,12 @@ class Sweep:
         for s in self.seeds:
             if not isinstance(s, int) or isinstance(s, bool):
                 raise UserError(f"{where}: seed {s!r} is not an int")
-        size = self.size()
-        if size > MAX_RUNS:
-            raise UserError(
-                f"{where} asks for {size:,} runs (grid × zip × samples × seeds); a sweep may have at most "
-                f"{MAX_RUNS:,} runs: split it or shrink the grid"
-            )
+            # the store keeps a run's seed as a 64-bit signed integer, as torch's generators do
+            if not 0 <= s <= MAX_SEED:
+                raise UserError(
+                    f"{where}: seed {s} is not allowed; seeds must be integers in 0..{MAX_SEED}"
+                )
+        check_run_count(self.size(), where, "grid × zip × samples × seeds")
 
     def _check_zip(self, config_cls: type, where: str) -> None:
         groups = self.zip if isinstance(self.zip, list) else [self.zip]
@@ -264,7 +266,39 @@ class Sweep:
                 f"sweep {self.name!r}: seed_key {self.seed_key!r} is not a field of {config_cls.__name__}"
                 f"{did_you_mean(self.seed_key, [f for f in to_dict(from_dict(config_cls, self.base))])}"
             ) from None
+        self._refuse_seed_axes()
         return True
+
+    def _refuse_seed_axes(self) -> None:
+        """The seed fields take each of `seeds` in turn, written last: a value given for them in
+        `base` or as a grid, zip or random axis would be overwritten (a seed grid silently shrinking
+        to one run), so it is refused with the spelling that does what was meant."""
+        for key in [self.seed_key, *self.seed_also]:
+            axis = (
+                "grid"
+                if key in self.grid
+                else "zip"
+                if any(key in g for g in self.zip_groups())
+                else "random"
+                if key in (self.random or {})
+                else "base"
+                if _has_dotted(self.base, key)
+                else None
+            )
+            if axis is None:
+                continue
+            if axis == "random":
+                hint = "give the seeds as a list, e.g. seeds: [0, 1, 2], or set seed_key: '' to draw it"
+            else:
+                values = self.grid.get(key) or next(
+                    (g[key] for g in self.zip_groups() if key in g), None
+                )
+                shown = values if isinstance(values, list) else [_get_dotted(self.base, key)]
+                hint = f"list them in seeds: {shown!r} (every seed runs at every other point)"
+            raise UserError(
+                f"sweep {self.name!r}: {key!r} is set by the sweep's seeds (each seed is one "
+                f"independent unit), so a {axis} value for it would be overwritten; {hint}"
+            )
 
     def _samples(self) -> list[dict[str, Any]]:
         if not self.random:
@@ -330,6 +364,32 @@ class Sweep:
         if self.seed_also:
             out["seed_also"] = self.seed_also
         return out
+
+
+def check_run_count(count: int, where: str, how: str = "") -> None:
+    """Refuse `count` runs above the declared limit (one sweep, or every sweep of a command)."""
+    if count > MAX_RUNS:
+        counted = f" ({how})" if how else ""
+        raise UserError(
+            f"{where} asks for {count:,} runs{counted}; a command may run at most {MAX_RUNS:,} runs: "
+            "split it or shrink the grid"
+        )
+
+
+def _has_dotted(data: Any, key: str) -> bool:
+    node = data
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def _get_dotted(data: Any, key: str) -> Any:
+    node = data
+    for part in key.split("."):
+        node = node[part]
+    return node
 
 
 def _check_random(where: str, key: str, spec: Any) -> None:
