@@ -16,6 +16,13 @@ Boolean task of length n = d with targets "pm1" and the function `x{p} ^ x{q}` (
 ±1 bits). Built from a seed (as the train job does), the seed is added to both `embedding_seed` and
 `init_seed`, so seeds are independent draws of V and θ; seed 0 gives the model `TwoHead(config)` builds.
 
+Initialisation: every model kind but `two_head` takes the same `init` / `init_scale` fields (PyTorch's
+default, uniform ±B, Gaussian σ, Xavier; `learnability.models.init`), and those with a token embedding
+(`boolean_transformer`, `gpt`, `lstm`) take `token_scale="sqrt_d"` (the token embedding times √d_model
+in the forward, as Bhattamishra et al.'s code does). The two-head model has none: its θ starts on the
+unit sphere and V is the paper's fixed random embedding, both part of the one-step theorem it checks
+(`embedding_seed`, `init_seed` draw them).
+
 A model class may list `fixed_parameters` (names): parameters that belong to its definition and that no
 freeze spec trains (`fixed_parameter_names`). The two-head model's V is one.
 

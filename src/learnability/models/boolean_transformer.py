@@ -13,7 +13,7 @@ length), or `none`.
 Readout: `last` position, `eos` (an EOS token, id `vocab_size`, is appended and read), `cls` (a CLS
 token, id `vocab_size`, is prepended and read), or `all` positions.
 
-Init schemes (`init`): `default` is PyTorch's own (what `nn.TransformerEncoder` gives: embeddings N(0,1),
+Init schemes (`init`, shared by every model kind: `learnability.models.init`): `default` (= `pytorch`) is PyTorch's own (what `nn.TransformerEncoder` gives: embeddings N(0,1),
 Linear kaiming-uniform, Xavier-uniform q/k/v); `uniform` draws *every* parameter (LayerNorm gains and
 biases included) from U[−B, B] with B = `init_scale`; `gaussian` every parameter from N(0, σ²), σ =
 `init_scale`; `xavier_uniform` / `xavier_normal` apply Xavier to every matrix (q, k and v separately,
@@ -25,7 +25,8 @@ parameters, and the random stream, are the same whichever is chosen): `ln_init` 
 `readout_bias_init` ("scheme", or "zero": the read-out bias b of T(x) = wᵀy + b is 0). The defaults
 ("scheme") are the historical behaviour. `layer_init="copy"` starts every block as a copy of the first
 (PyTorch's `nn.TransformerEncoder` deep-copies one layer, so Hahn & Rofin's published model starts so);
-the default "independent" draws each block on its own.
+the default "independent" draws each block on its own. `token_scale="sqrt_d"` multiplies the token
+embedding by √d_model in the forward (the cited code's scaling; `learnability.models.init`).
 
 Speed: without a trace, attention runs through `F.scaled_dot_product_attention` with a fused q/k/v
 projection, and since only one position is read, the last layer computes that position only (its keys
@@ -51,6 +52,7 @@ from torch import Tensor, nn
 
 from learnability.config import HASH_OMIT_DEFAULT
 from learnability.errors import UserError, check_choice
+from learnability.models.init import INITS, TOKEN_SCALES, scheme_init, token_factor
 from learnability.models.layers import (
     Block,
     BlockConfig,
@@ -61,8 +63,6 @@ from learnability.models.layers import (
     default_init,
 )
 from learnability.models.trace import Trace
-
-INITS = ("default", "uniform", "gaussian", "xavier_uniform", "xavier_normal")
 
 
 @dataclass
@@ -88,8 +88,11 @@ class BooleanTransformerConfig:
     readout: Literal["last", "eos", "cls", "all"] = "last"
     causal: bool = False  # causal attention mask (each position sees only earlier ones)
     vocab_size: int = 2  # input tokens (2 for bits; EOS / CLS get an extra id)
-    # initialisation scheme (module docstring): PyTorch's own, uniform / Gaussian of scale init_scale, Xavier
-    init: Literal["default", "uniform", "gaussian", "xavier_uniform", "xavier_normal"] = "default"
+    # initialisation scheme (module docstring; the same for every model kind, `models.init`): PyTorch's
+    # own (default = pytorch here), uniform / Gaussian of scale init_scale, Xavier
+    init: Literal[
+        "default", "pytorch", "uniform", "gaussian", "xavier_uniform", "xavier_normal"
+    ] = "default"
     # B of uniform [-B, B] / σ of gaussian (both 10 in Bhattamishra et al. 2023)
     init_scale: float = 10.0
     # "unit": every LayerNorm gain 1 and bias 0 after the scheme's draw. These three overrides of the
@@ -105,8 +108,13 @@ class BooleanTransformerConfig:
     layer_init: Literal["independent", "copy"] = field(
         default="independent", metadata=HASH_OMIT_DEFAULT
     )
+    # "sqrt_d": the token embedding times √d_model in the forward, as Bhattamishra et al.'s code
+    # scales it (`models.init`); "none" (not in run ids) leaves it as it is
+    token_scale: Literal["none", "sqrt_d"] = field(default="none", metadata=HASH_OMIT_DEFAULT)
 
     def __post_init__(self) -> None:
+        if self.init == "pytorch":  # PyTorch's init is this model's default: one name, one run id
+            self.init = "default"
         self.validate()
 
     def validate(self) -> None:
@@ -121,6 +129,7 @@ class BooleanTransformerConfig:
         check_choice("bias_init", self.bias_init, ("scheme", "zero"))
         check_choice("readout_bias_init", self.readout_bias_init, ("scheme", "zero"))
         check_choice("layer_init", self.layer_init, ("independent", "copy"))
+        check_choice("token_scale", self.token_scale, TOKEN_SCALES)
         for name in ("n_layers", "n_heads", "d_model", "d_ff", "max_len", "vocab_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -173,6 +182,7 @@ class BooleanTransformer(nn.Module):
         self.token_width = c.d_model // 2 if split else c.d_model
         self.position_width = c.d_model - self.token_width if split else c.d_model
         self.token_embedding = Embedding(c.vocab_size + self.extra, self.token_width)
+        self.token_factor = token_factor(c.token_scale, c.d_model)  # None: unscaled
         if c.positions == "learned":
             self.position_embedding = Embedding(c.max_len + self.extra, self.position_width)
         shape = BlockConfig(
@@ -196,31 +206,9 @@ class BooleanTransformer(nn.Module):
         """Initialise every parameter by the configured scheme, from `generator` (global RNG if None)."""
         c, g = self.config, generator
         default_init(self, g)
-        if c.init != "default":
-            self._scheme_init(g)
+        if c.init not in ("default", "pytorch"):
+            scheme_init(self, c.init, c.init_scale, g)
         self._override_init()
-
-    def _scheme_init(self, g: torch.Generator | None) -> None:
-        c = self.config
-        for name, p in self.named_parameters():
-            if c.init == "uniform":
-                nn.init.uniform_(p, -c.init_scale, c.init_scale, generator=g)
-            elif c.init == "gaussian":
-                nn.init.normal_(p, 0.0, c.init_scale, generator=g)
-            elif p.dim() < 2:
-                # biases (LayerNorm's included) 0; LayerNorm gains stay at default_init's 1
-                if not name.endswith(("ln1.weight", "ln2.weight", "final_ln.weight")):
-                    nn.init.zeros_(p)
-            else:
-                xavier = (
-                    nn.init.xavier_uniform_
-                    if c.init == "xavier_uniform"
-                    else nn.init.xavier_normal_
-                )
-                for block in (
-                    p.data.split(c.d_model) if name.endswith("in_proj.weight") else [p.data]
-                ):
-                    xavier(block, generator=g)
 
     @torch.no_grad()
     def _override_init(self) -> None:
@@ -296,6 +284,8 @@ class BooleanTransformer(nn.Module):
         """tokens (B, n) -> (B, T, D), T = n + 1 with EOS / CLS (any leading dims)."""
         tokens = self._with_special(tokens)
         x = self.token_embedding(tokens)  # (B, T, Dt)
+        if self.token_factor is not None:
+            x = x * self.token_factor
         return self._combine(x, self._positions(tokens.shape[-1], x))
 
     def embed_rows(self, tokens: Tensor) -> tuple[Tensor, Tensor]:
@@ -305,6 +295,8 @@ class BooleanTransformer(nn.Module):
         tokens = self._with_special(tokens)
         t = tokens.shape[-1]
         ids = self.token_embedding.weight  # (V, Dt): each token value once
+        if self.token_factor is not None:
+            ids = ids * self.token_factor
         pos = self._positions(t, ids)
         if pos is None:
             return ids, tokens

@@ -3,7 +3,9 @@
 Pre-LN blocks, tanh-GELU MLP of width 4D, learned absolute positions, untied `unembedding`, causal,
 dropout 0 and LayerNorm eps 1e-5 by default. Init: N(0, 0.02) for every matrix and embedding except the
 attention and MLP output projections (`attn.out_proj`, `mlp.proj`) at N(0, 0.02/√(2·n_layers)); zero
-biases; LayerNorm gain 1, bias 0.
+biases; LayerNorm gain 1, bias 0. `init` picks another scheme by the names every model kind uses
+(`learnability.models.init`: pytorch, uniform, gaussian, Xavier); `token_scale="sqrt_d"` multiplies
+the token embedding by √d_model in the forward.
 
 tokens (B, T) long -> logits (B, T, V). With trace=True also a `Trace` (hidden = residual stream after
 the embedding and after each layer, attention maps, every LayerNorm's input and normaliser).
@@ -17,13 +19,21 @@ LayerNorm backward compute only the gradients that are asked for.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, cast
 
 import torch
 from torch import Tensor, nn
 
-from learnability.errors import UserError
+from learnability.config import HASH_OMIT_DEFAULT
+from learnability.errors import UserError, check_choice
+from learnability.models.init import (
+    TOKEN_SCALES,
+    check_init,
+    pytorch_init,
+    scheme_init,
+    token_factor,
+)
 from learnability.models.layers import (
     Block,
     BlockConfig,
@@ -51,6 +61,16 @@ class GPTConfig:
     init_std: float = 0.02  # σ of the normal initialisation of every weight matrix
     # GPT-2's `lm_head` has no bias (Zhong & Andreas); True keeps this project's earlier unembedding
     unembedding_bias: bool = True
+    # initialisation scheme, as every model kind names them (`learnability.models.init`): default is
+    # GPT-2's (init_std above), pytorch PyTorch's module defaults, uniform / gaussian of scale
+    # init_scale, Xavier. Not in run ids at default, nor are init_scale and token_scale
+    init: Literal[
+        "default", "pytorch", "uniform", "gaussian", "xavier_uniform", "xavier_normal"
+    ] = field(default="default", metadata=HASH_OMIT_DEFAULT)
+    # B of uniform [-B, B] / σ of gaussian
+    init_scale: float = field(default=10.0, metadata=HASH_OMIT_DEFAULT)
+    # "sqrt_d": the token embedding times √d_model in the forward (Bhattamishra et al.'s code)
+    token_scale: Literal["none", "sqrt_d"] = field(default="none", metadata=HASH_OMIT_DEFAULT)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -77,6 +97,8 @@ class GPTConfig:
             raise UserError(f"dropout={self.dropout!r} is not allowed; it must be in [0, 1)")
         if not self.init_std > 0:
             raise UserError(f"init_std={self.init_std!r} is not allowed; it must be > 0")
+        check_init(self.init, self.init_scale)
+        check_choice("token_scale", self.token_scale, TOKEN_SCALES)
 
 
 class GPT(nn.Module):
@@ -88,6 +110,7 @@ class GPT(nn.Module):
         self.config = c = config
         d_ff = c.d_ff or 4 * c.d_model
         self.token_embedding = Embedding(c.vocab_size, c.d_model)
+        self.token_factor = token_factor(c.token_scale, c.d_model)  # None: unscaled
         self.position_embedding = Embedding(c.max_len, c.d_model)
         self.drop = nn.Dropout(c.dropout)
         # GPT-2: pre-LN, tanh-GELU MLP, causal attention
@@ -100,7 +123,18 @@ class GPT(nn.Module):
         self.reset_parameters(generator)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
-        """GPT-2 init (see module docstring), from `generator` (global RNG if None)."""
+        """The configured init (`init`; default GPT-2's, module docstring), from `generator` (global
+        RNG if None). Every scheme is drawn after GPT-2's, as the Boolean transformer draws its
+        schemes after its default."""
+        c = self.config
+        if c.init == "pytorch":
+            pytorch_init(self, generator)
+            return
+        self._gpt2_init(generator)
+        if c.init != "default":
+            scheme_init(self, c.init, c.init_scale, generator)
+
+    def _gpt2_init(self, generator: torch.Generator | None) -> None:
         c = self.config
         out_std = c.init_std / math.sqrt(2 * c.n_layers)
         for name, p in self.named_parameters():
@@ -143,7 +177,10 @@ class GPT(nn.Module):
     def _embed(self, tokens: Tensor) -> Tensor:
         t = tokens.shape[-1]
         pos = self.position_embedding.weight[..., :t, :].unsqueeze(-3)  # (..., 1, T, D)
-        return self.drop(self.token_embedding(tokens) + pos)  # (..., B, T, D)
+        x = self.token_embedding(tokens)  # (..., B, T, D)
+        if self.token_factor is not None:
+            x = x * self.token_factor
+        return self.drop(x + pos)  # (..., B, T, D)
 
     def run(self, tokens: Tensor, at: Tensor | None = None) -> Tensor:
         """The untraced forward without the input check: tokens (..., T) -> logits (..., T, V), or
