@@ -55,6 +55,7 @@ MAX_THREADS = 1024
 # 2^20 strings, a model of 10^10 numbers = 40 GB of float32 before gradients and optimiser state).
 MAX_BATCH = 1 << 20
 MAX_MODEL_NUMBERS = 10**10
+MAX_PROFILE_SAMPLES = 10**7  # a sampled profile evaluates (n + 1) strings per sample
 
 
 @dataclass
@@ -68,6 +69,9 @@ class TrainJobConfig:
     track: list[str] = field(default_factory=list)
     measure_batch: int = 1024  # test items the measures use
     profile_margin: float = 0.0  # outputs within this of the threshold count as undecided (profile)
+    # strings the profile measure samples (each with its n neighbours), at any n; None or 0: every
+    # string up to n = 20, 4,096 sampled above (not in run ids at None)
+    profile_samples: int | None = field(default=None, metadata=HASH_OMIT_DEFAULT)
     sharpness_rho: float = 0.1  # sphere radius
     sharpness_eps: float = 0.02  # per-coordinate σ of the Gaussian variant
     sharpness_directions: int = 32  # random directions per sharpness estimate
@@ -96,6 +100,8 @@ class TrainJobConfig:
         use: checked when the config is built, so `sweep --dry-run` finds what the run would."""
         check_int("measure_batch", self.measure_batch, 1)
         check_number("profile_margin", self.profile_margin, 0)
+        if self.profile_samples is not None:
+            check_int("profile_samples", self.profile_samples, 0, MAX_PROFILE_SAMPLES)
         check_number("sharpness_rho", self.sharpness_rho, 0, low_open=True)
         check_number("sharpness_eps", self.sharpness_eps, 0, low_open=True)
         check_int("sharpness_directions", self.sharpness_directions, 1)

@@ -3,8 +3,12 @@
 A measure is `fn(ctx: MeasureContext) -> dict` of JSON numbers. Standard ones:
 - "accuracy": test_loss / test_acc,
 - "profile": the model's thresholded function on all 2^n inputs (sampled above 2^20): model_as, model_K0,
-  model_max_sensitivity, model_undecided, model_counts, and (exact only) function_agreement with the target
-  and model_accept, the number of strings the model accepts (its balance: what a same-balance null needs),
+  model_max_sensitivity, model_undecided, model_counts, profile_exact, and model_accept, the number of
+  strings the model accepts (its balance: what a same-balance null needs); function_agreement with the
+  target when exact. The run's `profile_samples` (None or 0: every string up to n = 20, 4,096 sampled
+  strings above) samples that many strings (each with its n one-bit neighbours) at any n. A sampled
+  profile's counts are estimates (fraction × 2^n) and so is model_accept, with model_accept_samples (the
+  strings it is estimated from) and model_accept_ci (a 95% Wilson interval, × 2^n),
 - "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate,
 - "param_norm": param_norm over every parameter but the positional ones (frozen ones included),
 - "param_norm_trainable": over the parameters the run's freeze spec trains (positional ones excluded, as in
@@ -58,6 +62,7 @@ from learnability.measure.norms import (
 from learnability.measure.probes import length_generalisation, pca_vs_neurons
 from learnability.measure.sensitivity import all_bit_strings, model_outputs, model_profile
 from learnability.measure.sharpness import sharpness
+from learnability.stats import wilson
 from learnability.tasks import Task
 from learnability.tasks.boolean import BooleanTask
 from learnability.train import compute_loss, evaluate, seeded_model, trainable_names
@@ -117,6 +122,9 @@ def _accuracy(ctx: MeasureContext) -> dict[str, Any]:
 def _profile(ctx: MeasureContext) -> dict[str, Any]:
     task = _boolean(ctx, "profile")
     n = task.max_len
+    # an option a config may lack (jobs other than `train` run measures too): None = the default
+    samples = getattr(ctx.config, "profile_samples", None)
+    sample = {"exact_limit": 0, "samples": samples} if samples else {}
     p = model_profile(
         ctx.model,
         n,
@@ -124,6 +132,7 @@ def _profile(ctx: MeasureContext) -> dict[str, Any]:
         margin=ctx.config.profile_margin,
         threshold=task.threshold,
         generator=torch.Generator().manual_seed(ctx.config.seed),
+        **sample,
     )
     out: dict[str, Any] = {
         "model_as": p.average_sensitivity,
@@ -143,6 +152,11 @@ def _profile(ctx: MeasureContext) -> dict[str, Any]:
         out["function_agreement"] = float((model_tt == target).float().mean())
         if p.truth_table is not None:  # margin 0: every string decided, accepted or rejected
             out["model_accept"] = int(p.truth_table.sum())
+    if not p.exact and p.accept_fraction is not None:
+        low, high = wilson(round(p.accept_fraction * p.samples), p.samples)
+        out["model_accept"] = p.accept_fraction * 2.0**n  # an estimate: a fraction of 2^n
+        out["model_accept_samples"] = p.samples
+        out["model_accept_ci"] = [low * 2.0**n, high * 2.0**n]
     return out
 
 

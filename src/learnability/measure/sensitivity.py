@@ -11,7 +11,8 @@ when it is decided with the other value *or undecided* (the output does not conf
 
 Above `exact_limit` the profile is estimated from `samples` uniform strings, each evaluated with its n
 neighbours (n+1 forwards per sample); counts are then fractions of 2^n with normal-approximation 95% CIs
-(a tiny K_0 cannot be estimated this way — its CI says so by containing 0).
+(a tiny K_0 cannot be estimated this way — its CI says so by containing 0), and `accept_fraction` is the
+share of the sampled strings the model accepts. `exact_limit=0` samples at any n.
 """
 
 from __future__ import annotations
@@ -120,6 +121,9 @@ class ModelProfile:
     )  # 95% CI of each fraction (sampled only)
     truth_table: torch.Tensor | None = field(default=None, repr=False)
     samples: int = 0
+    # sampled only: the share of the sampled strings with T(x) > threshold (margin aside), an estimate
+    # of the accepted fraction (× 2^n: the balance a same-balance null needs)
+    accept_fraction: float | None = None
 
     def summary(self) -> dict[str, Any]:
         """JSON-friendly numbers (no tensors)."""
@@ -198,6 +202,10 @@ def model_profile(
             fraction=[c / 2**n for c in counts],
             truth_table=(out > threshold).to(torch.uint8) if margin == 0 else None,
         )
+    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+        raise UserError(
+            f"samples={samples!r} is not allowed; a sampled profile needs an integer ≥ 1"
+        )
     gen = generator if generator is not None else torch.Generator().manual_seed(0)
     x = torch.randint(0, 2, (samples, n), generator=gen).to(device)
     flips = x.unsqueeze(1).repeat(
@@ -213,6 +221,7 @@ def model_profile(
         [_scalar_output(model, flat[s : s + step]) for s in range(0, len(flat), step)]
     ).float()
     model.train(was)
+    accept_fraction = float((out.reshape(samples, n + 1)[:, 0] > threshold).double().mean())
     lab = _labels(out, threshold, margin).reshape(samples, n + 1)
     decided = lab[:, 0] >= 0
     s = (lab[:, 1:] != lab[:, :1]).sum(1)
@@ -237,6 +246,7 @@ def model_profile(
         fraction=fractions,
         ci=cis,
         samples=samples,
+        accept_fraction=accept_fraction,
     )
 
 
