@@ -109,8 +109,10 @@ def test_report_links_figures_and_writes_claims(tmp_path):
     )  # fmt: skip
     page = build_report([report], tmp_path).read_text()
     assert "Demo study" in page and "finished fraction" in page
-    # the figure is a file beside the page (PNG and PDF links), shown inside the claim's card
-    assert 'src="figures/demo_line.png"' in page and 'href="figures/demo_line.pdf"' in page
+    # the figure is embedded (the page stands alone), its PNG and PDF files linked beside it, shown
+    # inside the claim's card
+    assert 'src="data:image/png;base64,' in page and 'data-file="figures/demo_line.png"' in page
+    assert 'href="figures/demo_line.png"' in page and 'href="figures/demo_line.pdf"' in page
     card = page[page.index('id="claim-demo-runs-finish"') :]
     card = card[: card.index("</article>")]
     assert 'id="fig-demo-line"' in card and "figures/demo_line.png" in card

@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -136,8 +138,13 @@ def report_dir(tmp_path_factory):
     records = store.records()
     store.close()
     mp.undo()
-    random = analyse_records(rt.STUDY, records, plan, out / "figures")
-    build_report([random, _synthetic(out)], out)
+    with warnings.catch_warnings(record=True) as caught:  # every figure laid out as drawn
+        warnings.simplefilter("always")
+        random = analyse_records(rt.STUDY, records, plan, out / "figures")
+        synthetic = _synthetic(out)
+    layout = [str(w.message) for w in caught if "layout" in str(w.message).lower()]
+    assert layout == [], layout
+    build_report([random, synthetic], out)
     return out
 
 
@@ -159,7 +166,8 @@ _OVERFLOW = """(() => {
 })()"""
 
 _IMAGES = """Array.from(document.images).map(i => ({
-  src: i.getAttribute('src'), ok: i.complete && i.naturalWidth > 0, shown: i.clientWidth,
+  src: i.dataset.file, embedded: i.getAttribute('src').startsWith('data:image/png;base64,'),
+  ok: i.complete && i.naturalWidth > 0, shown: i.clientWidth,
   natural: i.naturalWidth, dpi: Number(i.dataset.dpi), minPt: Number(i.dataset.minTextPt)}))"""
 
 _SMALL_TEXT = """(() => {
@@ -179,8 +187,15 @@ _SMALL_TEXT = """(() => {
 _CARDS = """Array.from(document.querySelectorAll('article.claim')).map(card => ({
   id: card.id,
   images: Array.from(card.querySelectorAll('figure img')).filter(i => i.complete && i.naturalWidth > 0)
-                .map(i => i.getAttribute('src')),
-  links: Array.from(card.querySelectorAll('figcaption a[href^="#"]')).map(a => a.getAttribute('href'))}))"""
+                .map(i => i.dataset.file),
+  links: Array.from(card.querySelectorAll('figcaption a[href^="#"]')).map(a => a.getAttribute('href')),
+  refs: Array.from(card.querySelectorAll('.figref a[href^="#fig-"]')).map(a => a.getAttribute('href'))}))"""
+
+# each figure element's image: the one a reference to it must reach
+_FIGURES = """Object.fromEntries(Array.from(document.querySelectorAll('figure.fig[id]')).map(f => {
+  const i = f.querySelector('img');
+  return [f.id, i && i.complete && i.naturalWidth > 0 ? i.dataset.file : null];
+}))"""
 
 _BROKEN_ANCHORS = """Array.from(document.querySelectorAll('a[href^="#"]'))
   .map(a => a.getAttribute('href').slice(1)).filter(id => !document.getElementById(id))"""
@@ -192,6 +207,9 @@ def test_report_in_a_browser(report_dir, browser, width, tmp_path):
     page.goto((report_dir / "report.html").resolve().as_uri())
     images = page.evaluate(_IMAGES)
     assert images and all(i["ok"] for i in images), [i["src"] for i in images if not i["ok"]]
+    assert all(i["embedded"] for i in images), [i["src"] for i in images if not i["embedded"]]
+    drawn = [i["src"] for i in images]
+    assert len(drawn) == len(set(drawn)), sorted(d for d in drawn if drawn.count(d) > 1)
     overflow = page.evaluate(_OVERFLOW)
     assert overflow["scroll"] <= overflow["width"] and not overflow["wide"], overflow
     assert page.evaluate(_SMALL_TEXT) == []
@@ -201,16 +219,40 @@ def test_report_in_a_browser(report_dir, browser, width, tmp_path):
     assert page.evaluate(_BROKEN_ANCHORS) == []
     rows = {r["id"]: r for r in json.loads((report_dir / "claims.json").read_text())}
     cards = {c["id"]: c for c in page.evaluate(_CARDS)}
+    figures = page.evaluate(_FIGURES)
     anchor = {row_id: "claim-" + row_id.replace("/", "-") for row_id in rows}
     for row_id, row in rows.items():
         card = cards[anchor[row_id]]
         study = row_id.split("/")[0]
-        for name in row["figures"]:  # each figure shown in the card, linking back to this claim
-            assert f"figures/{study}_{name}.png" in card["images"], (row_id, name, card)
-        if row["figures"]:
+        for name in row["figures"]:  # each figure in the card, or referred to where it is shown
+            file = f"figures/{study}_{name}.png"
+            ref = f"#fig-{study}-{name}"
+            assert file in card["images"] or (
+                ref in card["refs"] and figures.get(ref[1:]) == file
+            ), (row_id, name, card)
+        if card["images"]:  # a figure shown in a card links back to the claim
             assert f"#{anchor[row_id]}" in card["links"]
     assert rows["demo/fits"]["figures"] == ["shared"] and rows["demo/also-shared"]["figures"] == [
         "shared"
-    ]
+    ]  # the shared figure: drawn in the first card, referred to from the second
+    assert "figures/demo_shared.png" in cards["claim-demo-fits"]["images"]
+    assert cards["claim-demo-also-shared"]["refs"] == ["#fig-demo-shared"]
     assert any(row["figures"] for r_id, row in rows.items() if r_id.startswith("random/"))
     page.screenshot(tmp_path / f"report_{width}.png", full_page=True)
+
+
+def test_report_html_stands_alone(report_dir, browser, tmp_path):
+    """report.html copied alone to another folder still shows every figure (embedded PNGs)."""
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.copy(report_dir / "report.html", alone / "report.html")
+    page = browser.page(width=1400, height=900)
+    page.goto((alone / "report.html").resolve().as_uri())
+    images = page.evaluate(_IMAGES)
+    assert images and all(i["ok"] for i in images), [i["src"] for i in images if not i["ok"]]
+    first = page.evaluate(
+        "(() => { const r = document.images[0].getBoundingClientRect();"
+        " return {x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height}; })()"
+    )
+    shot = page.screenshot(tmp_path / "alone.png", clip=first)
+    assert shot.stat().st_size > 1000

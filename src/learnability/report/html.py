@@ -14,6 +14,7 @@ reflows from 800 px to wide screens.
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import html
 import json
@@ -85,6 +86,7 @@ figure.fig { margin: 0; max-width: 100%;
                         calc(var(--w) * @MAX@)); }
 figure.fig img { display: block; width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { font-size: .85rem; color: #444; margin-top: .25em; }
+.figref { font-size: .85rem; color: #444; margin: .6em 0 0; }
 .note { background: #f4f4f7; border-left: 3px solid #999; padding: .4em .8em; margin: .5em 0; font-size: .9rem; }
 .warn { background: #fdecd0; border-left: 3px solid #d9730d; padding: .4em .8em; margin: .5em 0; }
 .error { background: #f9dede; border-left: 3px solid #c00; padding: .4em .8em; white-space: pre-wrap; }
@@ -448,18 +450,40 @@ def _claim_html(
 def _claim_figures_html(
     report: StudyReport, c: ClaimResult, homes: dict[str, str], out_dir: Path
 ) -> str:
-    """The claim's figures; a figure's anchor sits with the first claim that shows it."""
+    """The claim's figures, each drawn once on the page: with the first claim that shows it (its
+    home, where its anchor is); a later claim refers to it there instead of drawing it again."""
     by_name = {f.name: f for f in report.figures}
     supports = figure_claims(report)
-    parts = []
+    claims = {x.id: x for x in report.claims}
+    parts, refs = [], []
     for name in claim_figures(report, c):
-        first = homes.setdefault(name, c.id) == c.id
-        parts.append(_figure_html(report, by_name[name], supports.get(name, []), out_dir, first))
-    return f'<div class="figs">{"".join(parts)}</div>' if parts else ""
+        home = homes.setdefault(name, c.id)
+        if home == c.id:
+            parts.append(_figure_html(report, by_name[name], supports.get(name, []), out_dir))
+        else:
+            where = f"<a href='#{_e(claim_anchor(claims[home]))}'>{_e(claims[home].title)}</a>"
+            refs.append(
+                f"<a href='#{_e(figure_anchor(report.study, name))}'><b>{_e(name)}</b></a> "
+                f"(shown above with {where})"
+            )
+    out = f'<div class="figs">{"".join(parts)}</div>' if parts else ""
+    if refs:
+        out += f"<p class='figref'>Figure{'s' if len(refs) > 1 else ''}: {'; '.join(refs)}.</p>"
+    return out
 
 
 def _href(path: Path, out_dir: Path) -> str:
     return Path(os.path.relpath(Path(path).resolve(), Path(out_dir).resolve())).as_posix()
+
+
+def _data_uri(path: Path) -> str | None:
+    """The PNG as a data URI, so report.html shows its figures wherever it is copied (None: the
+    file is gone)."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    return "data:image/png;base64," + base64.b64encode(data).decode("ascii")
 
 
 def _figure_html(
@@ -469,8 +493,9 @@ def _figure_html(
     out_dir: Path,
     anchor: bool = True,
 ) -> str:
-    """A figure at its legible size: data-dpi and data-min-text-pt let a browser check the smallest
-    text's displayed size (min_text_pt × displayed width / own width)."""
+    """A figure at its legible size, its PNG embedded (the page stands alone; the PNG and PDF files
+    are linked beside it): data-dpi and data-min-text-pt let a browser check the smallest text's
+    displayed size (min_text_pt × displayed width / own width)."""
     png, pdf = _href(f.png, out_dir), _href(f.pdf, out_dir)
     ident = figure_anchor(report.study, f.name)
     natural = f.width_px / f.dpi * 96 if f.width_px else f.width_in * 96  # CSS px at its own size
@@ -480,11 +505,16 @@ def _figure_html(
     size = f' width="{round(natural)}"' + (
         f' height="{round(f.height_px / f.dpi * 96)}"' if f.height_px else ""
     )
+    src = _data_uri(f.png)
+    image = (
+        f'<img src="{src}" alt="{_e(f.caption)}"{size} data-file="{_e(png)}" '
+        f'data-dpi="{f.dpi}" data-min-text-pt="{f.min_text_pt:g}">'
+        if src is not None
+        else f"<div class='warn'>figure file missing: {_e(png)}</div>"
+    )
     return (
         f'<figure class="fig"{id_attr} '
-        f'style="--w: {natural:.0f}px; --cols: {f.columns}">'
-        f'<a href="{_e(png)}"><img src="{_e(png)}" alt="{_e(f.caption)}"{size} '
-        f'data-dpi="{f.dpi}" data-min-text-pt="{f.min_text_pt:g}"></a>'
+        f'style="--w: {natural:.0f}px; --cols: {f.columns}">{image}'
         f'<figcaption><a href="#{_e(ident)}"><b>{_e(f.name)}</b></a>: {_e(f.caption)}{back} '
         f'<a href="{_e(png)}">PNG</a> · <a href="{_e(pdf)}">PDF</a></figcaption></figure>'
     )
@@ -621,17 +651,28 @@ def _study_html(report: StudyReport, out_dir: Path) -> str:
 
 
 # -- claims.md ----------------------------------------------------------------------------------------------
+# what Markdown would read as markup in running text: emphasis, code, links, inline HTML (a tag, a
+# comment, an autolink) and character references; a pipe would split a table cell
+_MD_MARKUP = re.compile(
+    r"[\\`*\[\]|]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|<(?=[A-Za-z/!?])|&(?=#?[A-Za-z0-9]+;)"
+)
+
+
 def _md(text: Any) -> str:
-    """Text for a Markdown cell or line: never markup (HTML escaped, as Markdown renders inline
-    HTML; a pipe escaped, so a table cell stays one cell; one line)."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+    """Text for a Markdown cell or line: never markup, escaped the Markdown way (a backslash before
+    each character Markdown would read as markup; no HTML entities: claims.md is read as text too);
+    one line."""
+    return _MD_MARKUP.sub(lambda m: "\\" + m.group(0), str(text).replace("\n", " "))
 
 
-def _wrap(label: str, text: str, width: int = 100) -> list[str]:
+def _wrap(label: str, text: str, width: int = 100, markdown: bool = False) -> list[str]:
     """A `- label: text` list item wrapped for a terminal; continuation lines indented so Markdown
-    keeps them in the item."""
+    keeps them in the item. `markdown`: `text` is Markdown already (links), not escaped again."""
     lines = textwrap.wrap(
-        f"- **{label}:** {_md(text)}", width, subsequent_indent="  ", break_on_hyphens=False
+        f"- **{label}:** {text if markdown else _md(text)}",
+        width,
+        subsequent_indent="  ",
+        break_on_hyphens=False,
     )
     return lines or [f"- **{label}:**"]
 
@@ -716,8 +757,8 @@ def claims_markdown(reports: list[StudyReport]) -> str:
                 lines += _wrap("scale", _scale_text(c, common))
             figs = claim_figures(r, c)
             if figs:
-                links = ", ".join(f"[{n}](figures/{r.study}_{n}.png)" for n in figs)
-                lines += _wrap("figure", links)
+                links = ", ".join(f"[{_md(n)}](figures/{r.study}_{n}.png)" for n in figs)
+                lines += _wrap("figure", links, markdown=True)
     return "\n".join(lines) + "\n"
 
 

@@ -134,19 +134,22 @@ def build(figure: Figure) -> tuple[Any, int]:
         fig = plt.figure(figsize=(PANEL_WIDTH * ncols, PANEL_HEIGHT * nrows), layout="constrained")
         flat = list(fig.subplots(nrows, ncols, squeeze=False).ravel())
         used = flat[: len(figure.panels)]
+        styles = Styles()
         for ax, panel in zip(used, figure.panels):
-            draw(ax, panel)
+            draw(ax, panel, styles)
         for ax in flat[len(figure.panels) :]:
             ax.set_visible(False)
         for ax in used:
             _log_minor_labels(ax)
-        shared = _shared_legend(fig, used, ncols)
+        shared, below = _shared_legend(fig, used, ncols)
         legend = used[0].get_legend() if used else None
         right = n == 1 and legend is not None
+        renderer = _renderer(fig)
         if right and legend is not None:
             # one panel: its legend goes to the right, its title across the figure (fewer lines,
             # more height for the data), and the figure shows two columns wide
-            fig.set_size_inches(PANEL_WIDTH * 2, PANEL_HEIGHT * 1.15)
+            tall = legend.get_window_extent(renderer).height / fig.dpi
+            fig.set_size_inches(PANEL_WIDTH * 2, max(PANEL_HEIGHT * 1.15, tall + 0.5))
             title = figure.panels[0].title
             if title:
                 used[0].set_title("")
@@ -154,26 +157,48 @@ def build(figure: Figure) -> tuple[Any, int]:
             legend.set_loc("upper left")
             legend.set_bbox_to_anchor((1.03, 1.0), transform=used[0].transAxes)
             ncols = 2
+        elif below is not None:
+            # the legend under the figure adds its height: the panels keep theirs
+            width, height = fig.get_size_inches()
+            extra = below.get_window_extent(renderer).height / fig.dpi
+            fig.set_size_inches(width, height + extra + 0.1)
+        # the layout pass lays out the panels alone: a panel's legend, taller than its panel before it
+        # moves below it, must not squash the panel (it is laid out again, below, when saved)
+        moving = [] if right else [ax.get_legend() for ax in used if ax.get_legend() is not None]
+        for item in moving:
+            item.set_in_layout(False)
         fig.canvas.draw()  # one layout pass: tick labels and legends measured where they are
         for ax, panel in zip(used, figure.panels):
             _thin_ticklabels(ax, bool(_categories(panel.series, panel.categories)))
         if not (shared or right):
             _legends_below(fig, used, ncols)  # changes the height only: the thinning still holds
+        for item in moving:
+            item.set_in_layout(True)
     return fig, ncols
 
 
-def draw(ax: Any, panel: Panel) -> None:
+def _renderer(fig: Any) -> Any:
+    return fig.canvas.get_renderer()
+
+
+def draw(ax: Any, panel: Panel, styles: Styles | None = None) -> None:
+    """Draw `panel` into `ax`; `styles` (one per figure) keeps a label's style the same in every panel
+    of the figure and gives every labelled series of a panel its own style."""
+    styles = styles if styles is not None else Styles()
+    mine = styles.panel(panel)
     categories = _categories(panel.series, panel.categories)
     bar_slots = _bar_slots(panel.series, categories)
+    grid = _grid(panel, categories)
     for i, s in enumerate(panel.series):
-        _draw_series(ax, s, i, categories, bar_slots)
+        _draw_series(ax, s, i, categories, bar_slots, mine.series(s, categories), grid)
     for h in panel.histograms:
         values = np.asarray(h.values, dtype=float)
         values = values[np.isfinite(values)]
         if values.size:
+            style = mine.pick(h.label, "hist", None)
             ax.hist(
                 values, bins=h.bins, density=h.density, histtype="step", linewidth=1.6,
-                label=h.label,
+                label=h.label, color=style.color, linestyle=style.linestyle,
             )  # fmt: skip
     if panel.matrix is not None:
         _draw_matrix(ax, panel)
@@ -196,12 +221,12 @@ def draw(ax: Any, panel: Panel) -> None:
         ref = _ref(line)
         if ref.over is not None and ref.over in categories:
             x0, x1 = _ref_slot(ref, panel, categories, slots)
-            ax.hlines(ref.at, x0, x1, label=ref.label or None, **_ref_style(ref))
+            ax.hlines(ref.at, x0, x1, label=ref.label or None, **mine.ref(ref))
         else:
-            ax.axhline(ref.at, label=ref.label or None, **_ref_style(ref))
+            ax.axhline(ref.at, label=ref.label or None, **mine.ref(ref))
     for line in panel.vlines:
         ref = _ref(line)
-        ax.axvline(ref.at, label=ref.label or None, **_ref_style(ref))
+        ax.axvline(ref.at, label=ref.label or None, **mine.ref(ref))
     ax.set_xlabel(_wrap(panel.xlabel, 34))
     ax.set_ylabel(_wrap(panel.ylabel, 28))
     ax.set_title(_wrap(panel.title, 32))
@@ -248,12 +273,12 @@ def _log_minor_labels(ax: Any) -> None:
             axis.set_minor_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
 
 
-def _shared_legend(fig: Any, axes: list[Any], ncols: int) -> bool:
+def _shared_legend(fig: Any, axes: list[Any], ncols: int) -> tuple[bool, Any]:
     """Entries every panel's legend shares (same label, same colour) go to one legend below the
-    figure; each panel keeps a legend only for its own entries (a panel's reference line). True when
-    no panel legend is left."""
+    figure; each panel keeps a legend only for its own entries (a panel's reference line). Returns
+    whether no panel legend is left, and the figure's legend (None: none)."""
     if len(axes) < 2:
-        return False
+        return False, None
     entries = [ax.get_legend_handles_labels() for ax in axes]
     maps = [dict(zip(labels, handles)) for handles, labels in entries]
     common = [
@@ -261,7 +286,7 @@ def _shared_legend(fig: Any, axes: list[Any], ncols: int) -> bool:
         if all(lb in m for m in maps) and len({_handle_color(m[lb]) for m in maps}) == 1
     ]  # fmt: skip
     if not common or (len(common) < 2 and any(len(m) > 1 for m in maps)):
-        return False
+        return False, None
     left = False
     for ax, (handles, labels) in zip(axes, entries):
         ax.get_legend().remove()
@@ -271,11 +296,11 @@ def _shared_legend(fig: Any, axes: list[Any], ncols: int) -> bool:
             left = True
     chars = PANEL_WIDTH * ncols * 72 / (0.6 * TEXT_PT)  # characters across the figure
     per = max(len(lb) for lb in common) + 6
-    fig.legend(
+    legend = fig.legend(
         [maps[0][lb] for lb in common], [_wrap(lb, 40) for lb in common],
         loc="outside lower center", frameon=False, ncol=max(1, min(len(common), int(chars // per))),
     )  # fmt: skip
-    return not left
+    return not left, legend
 
 
 def _handle_color(handle: Any) -> str | None:
@@ -514,6 +539,8 @@ def _draw_series(
     index: int,
     categories: list[str],
     bar_slots: dict[int, tuple[float, float, bool]],
+    style: Style | None = None,
+    grid: np.ndarray | None = None,
 ) -> None:
     if categories:
         x = np.asarray([categories.index(str(v)) for v in s.x], dtype=float)
@@ -544,29 +571,180 @@ def _draw_series(
             error_kw={"linewidth": 1.4}, **kw,
         )  # fmt: skip
         return
+    style = style or Style(s.color or "C0", _VARIANTS[s.kind][0][0], _VARIANTS[s.kind][0][1])
+    kw["color"] = style.color
     if s.kind == "points":
+        dot = style.marker or "o"
         if err is not None:
             size = 7 if named else 4
-            ax.errorbar(x, y, yerr=err, fmt="o", ms=size, capsize=5 if named else 3, **kw)
+            ax.errorbar(x, y, yerr=err, fmt=dot, ms=size, capsize=5 if named else 3, **kw)
         else:
-            ax.plot(x, y, "o", ms=4, alpha=0.8, **kw)
+            ax.plot(x, y, dot, ms=4, alpha=0.8, **kw)
         return
-    style = {"line": "-", "dashed": "--", "step": "-"}[s.kind]
+    marker = style.marker if s.kind == "line" and len(x) <= 25 else None
+    if s.kind == "line" and grid is not None:  # measured points: no line across an x not measured
+        x, y, lo, hi = _gaps(x, y, lo, hi, grid)
+        if marker is None and _isolated(y):
+            marker = "o"  # a point with no neighbour is seen only as a marker
     if s.kind == "step":
-        (line,) = ax.step(x, y, where="mid", linestyle=style, **kw)
+        (line,) = ax.step(x, y, where="mid", linestyle=style.linestyle, **kw)
     else:
-        (line,) = ax.plot(
-            x,
-            y,
-            linestyle=style,
-            marker="o" if s.kind == "line" and len(x) <= 25 else None,
-            ms=4,
-            **kw,
-        )
+        (line,) = ax.plot(x, y, linestyle=style.linestyle, marker=marker, ms=4, **kw)
     if lo is not None and hi is not None:
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
 
 
+# -- styles: every labelled series of a panel distinct, a label alike across a figure's panels ------------
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+            "#bcbd22", "#17becf")  # fmt: skip
+_DASHES: tuple[Any, ...] = ("--", ":", "-.", (0, (6, 2, 1, 2, 1, 2)), (0, (1, 1)), (0, (9, 3)))
+# (linestyle, marker) of a kind's first, second, ... style; a colour met again in a panel takes the next
+_VARIANTS: dict[str, list[tuple[Any, str | None]]] = {
+    "line": [("-", "o"), ("--", "s"), ("-.", "^"), (":", "D"), ("-", "v"), ("--", "P")],
+    "dashed": [(d, None) for d in _DASHES],
+    "step": [("-", None), *((d, None) for d in _DASHES)],
+    "points": [(None, m) for m in ("o", "s", "^", "D", "v", "P")],
+    "hist": [("-", None), *((d, None) for d in _DASHES)],
+}
+
+
+@dataclass(frozen=True)
+class Style:
+    color: str
+    linestyle: Any
+    marker: str | None
+
+
+def _hex(color: str | None) -> str | None:
+    from matplotlib.colors import to_hex
+
+    try:
+        return str(to_hex(color)) if color else None
+    except ValueError:
+        return str(color)
+
+
+class Styles:
+    """The styles of one figure's series: a label keeps its colour in every panel (so a legend shared
+    by the panels means the same everywhere); in one panel, labelled series with different labels
+    never share a style — past the palette's ten colours, or where a colour is given twice, the
+    line style and marker change."""
+
+    def __init__(self) -> None:
+        self.colors: dict[str, str] = {}  # label -> colour
+        self.count = 0  # colours handed out
+
+    def panel(self, panel: Panel) -> PanelStyles:
+        given = {_hex(s.color) for s in panel.series if s.color}
+        return PanelStyles(self, {c for c in given if c})
+
+    def colour(self, label: str | None, given: set[str]) -> str:
+        if label is not None and label in self.colors:
+            return self.colors[label]
+        for _ in range(len(_PALETTE)):  # the next palette colour that no series of the panel names
+            color = _PALETTE[self.count % len(_PALETTE)]
+            self.count += 1
+            if color not in given:
+                break
+        if label is not None:
+            self.colors[label] = color
+        return color
+
+
+class PanelStyles:
+    def __init__(self, styles: Styles, given: set[str]) -> None:
+        self.styles, self.given = styles, given
+        self.taken: dict[tuple[str, Any, str | None], str | None] = {}  # style -> its label
+        self.refs: dict[tuple[str, Any], str] = {}
+
+    def series(self, s: Series, categories: list[str]) -> Style | None:
+        if s.kind == "bar":
+            return None
+        if bool(categories) and len(s.x) == 1 and str(s.x[0]) == s.label:
+            return None  # named by the axis: its colour is the role's
+        return self.pick(s.label, s.kind, s.color)
+
+    def pick(self, label: str | None, kind: str, color: str | None) -> Style:
+        color = _hex(color) or self.styles.colour(label, self.given)
+        tried = set(self.given)
+        for _ in range(len(_PALETTE) + 1):
+            for linestyle, marker in _VARIANTS[kind]:
+                key = (color, _dash_key(linestyle), marker)
+                if label is None:
+                    return Style(color, linestyle, marker)
+                if self.taken.get(key, label) == label:
+                    self.taken[key] = label
+                    return Style(color, linestyle, marker)
+            tried.add(color)  # every variant of this colour taken: the next free colour
+            color = self.styles.colour(None, tried)
+        return Style(color, *_VARIANTS[kind][0])
+
+    def ref(self, ref: Ref) -> dict[str, Any]:
+        """A reference line's style: its role's, unless another labelled line of the panel already
+        looks the same (then the next dash pattern)."""
+        style = _ref_style(ref)
+        if not ref.label:
+            return style
+        color = _hex(style["color"]) or ""
+        for dash in (style["linestyle"], *_DASHES):
+            key = (color, _dash_key(dash))
+            if self.refs.get(key, ref.label) == ref.label:
+                self.refs[key] = ref.label
+                return {**style, "linestyle": dash}
+        return style
+
+
+def _dash_key(linestyle: Any) -> Any:
+    return {"--": "dashed", ":": "dotted", "-.": "dashdot", "-": "solid"}.get(linestyle, linestyle)
+
+
+# -- gaps: a line joins measured points only ------------------------------------------------------------
+def _grid(panel: Panel, categories: list[str]) -> np.ndarray | None:
+    """The x a panel's measured series could have: every category, or the panel's ticks when it
+    names them, else every x a line or points series of the panel has."""
+    if categories:
+        return np.arange(len(categories), dtype=float)
+    if panel.xticks is not None:
+        return np.asarray(panel.xticks, dtype=float)
+    xs = [v for s in panel.series if s.kind in ("line", "points") and _numeric(s.x) for v in s.x]
+    return np.unique(np.asarray(xs, dtype=float)) if xs else None
+
+
+def _gaps(
+    x: np.ndarray, y: np.ndarray, lo: np.ndarray | None, hi: np.ndarray | None, grid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """NaN between two neighbouring points where the grid has an x the series lacks, so the line
+    (and its band) breaks there instead of crossing an x that was not measured."""
+    if x.size < 2 or np.any(np.diff(x) < 0):
+        return x, y, lo, hi
+    scale = max(1.0, float(np.max(np.abs(grid)))) if grid.size else 1.0
+    tol = 1e-9 * scale
+    cuts = [
+        i + 1 for i in range(x.size - 1)
+        if np.any((grid > x[i] + tol) & (grid < x[i + 1] - tol))
+    ]  # fmt: skip
+    if not cuts:
+        return x, y, lo, hi
+    mid = [(x[i - 1] + x[i]) / 2 for i in cuts]
+
+    def cut(a: np.ndarray | None, fill: Any) -> np.ndarray | None:
+        return None if a is None else np.insert(a, cuts, fill)
+
+    x_out = cut(x, mid)
+    y_out = cut(y, math.nan)
+    assert x_out is not None and y_out is not None
+    return x_out, y_out, cut(lo, math.nan), cut(hi, math.nan)
+
+
+def _isolated(y: np.ndarray) -> bool:
+    """Whether some finite point has no finite neighbour (a line draws nothing there)."""
+    ok = np.isfinite(y)
+    left = np.concatenate([[False], ok[:-1]])
+    right = np.concatenate([ok[1:], [False]])
+    return bool(np.any(ok & ~left & ~right))
+
+
 __all__ = [
-    "DPI", "MAX_COLUMNS", "TEXT_PT", "FigureFile", "build", "draw", "save", "save_as", "smallest_text",
+    "DPI", "MAX_COLUMNS", "TEXT_PT", "FigureFile", "Style", "Styles", "build", "draw", "save", "save_as",
+    "smallest_text",
 ]  # fmt: skip
