@@ -17,6 +17,11 @@ Conventions (see docs/ARCHITECTURE.md): position k holds x_k; the integer code o
   targets (B, T) float in the target scale with `mask` (B, T) (every position scored), output "tokens", loss
   "mse", accuracy thresholded per scored position. Train a model with per-position scalar output, e.g. the
   Boolean transformer with readout="all" and causal=True.
+- label_noise p: training labels flipped with probability p (0/1 targets f -> 1 − f, ±1 targets f -> −f);
+  the test set and the length buckets stay clean, so test accuracy measures the clean function. Online,
+  every drawn string's label flips independently (a fresh draw from the batch generator after the
+  strings); fixed, exactly round(p · train_size) training strings, chosen from the data seed, carry a
+  flipped label for the whole run (`noisy` marks them). p = 0 draws nothing: runs are as before.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ import numpy as np
 import torch
 
 from learnability.boolean.functions import resolve_function
-from learnability.errors import UserError, check_int
+from learnability.config import HASH_OMIT_DEFAULT
+from learnability.errors import UserError, check_int, check_number
 from learnability.tasks import register_task
 from learnability.tasks.base import Batch, Task, default_accuracy
 
@@ -52,6 +58,10 @@ class BooleanTaskConfig:
     # evaluation buckets [[lo, hi], ...] of the length_generalisation measure
     length_buckets: list[list[int]] = field(default_factory=list)
     scratchpad: bool = False  # PARITY with the prefix parity at every position as target
+    # probability p in [0, 0.5) that a TRAINING label is flipped (test labels stay clean): online, each
+    # drawn string's label independently; fixed, round(p·train_size) chosen strings' labels for good.
+    # Drawn from the data seed; 0 (not in run ids) draws nothing
+    label_noise: float = field(default=0.0, metadata=HASH_OMIT_DEFAULT)
 
     def __post_init__(self) -> None:
         _check_config(self)
@@ -84,6 +94,12 @@ def _check_config(c: BooleanTaskConfig) -> None:
                 f"task.length_buckets entry {bucket!r} is not allowed; use [lo, hi] with 1 ≤ lo ≤ hi"
             )
     check_int("task.test_size", c.test_size, 1)
+    check_number("task.label_noise", c.label_noise, 0, 0.5, high_open=True)
+    if c.label_noise and c.scratchpad:
+        raise UserError(
+            f"task.label_noise={c.label_noise:g} is not allowed with task.scratchpad; it flips one "
+            "label per string, and the scratchpad has one per position"
+        )
     if c.mode == "fixed":
         if low != high:
             raise UserError("task.mode='fixed' needs one length; unset task.min_len / task.max_len")
@@ -212,6 +228,12 @@ class BooleanTask(Task):
         mask = torch.ones_like(bits, dtype=torch.bool) if self.config.scratchpad else None
         return Batch(bits, targets, mask)
 
+    def flipped(self, targets: torch.Tensor, flip: torch.Tensor) -> torch.Tensor:
+        """`targets` (B,) with the labels where `flip` (B,) bool is set flipped: f -> 1 − f (0/1
+        targets, real values in [0, 1] mirrored), or -> −f (±1 targets)."""
+        other = 1 - targets if self.config.targets == "01" else -targets
+        return torch.where(flip, other, targets)
+
     # -- splits --------------------------------------------------------------------------------------------
     def _generator(self, salt: int) -> torch.Generator:
         return torch.Generator().manual_seed(self.data_seed * 1_000_003 + salt)
@@ -242,9 +264,19 @@ class BooleanTask(Task):
         c, n = self.config, self.max_len
         self._exclude: torch.Tensor | None = None
         self._train: Batch | None = None
+        self.noisy: torch.Tensor | None = None  # fixed mode: which training labels are flipped
         if c.mode == "fixed":
             pick = self._distinct(n, self.train_count, self._generator(1), None)
             self._train = self.make_batch(pick)
+            if c.label_noise:
+                # exactly round(p·N) labels, chosen by their own stream (the splits are unchanged)
+                count = len(pick)
+                chosen = torch.randperm(count, generator=self._generator(3))
+                self.noisy = torch.zeros(count, dtype=torch.bool)
+                self.noisy[chosen[: round(c.label_noise * count)]] = True
+                self._train = Batch(
+                    self._train.inputs, self.flipped(self._train.targets, self.noisy), None
+                )
             rest_exclude = codes_of(pick) if n <= 62 else None
             test = self._distinct(n, c.test_size, self._generator(2), rest_exclude)
             if len(test) == 0:  # the training set is the whole space: score on it
@@ -272,7 +304,11 @@ class BooleanTask(Task):
             while bool(hit.any()):
                 bits[hit] = torch.randint(0, 2, (int(hit.sum()), length), generator=generator)
                 hit = torch.isin(codes_of(bits), self._exclude)
-        return self.make_batch(bits)
+        batch = self.make_batch(bits)
+        if self.config.label_noise:  # drawn after the strings, so p > 0 draws the same first batch
+            flip = torch.rand(batch_size, generator=generator) < self.config.label_noise  # (B,)
+            batch = Batch(batch.inputs, self.flipped(batch.targets, flip), batch.mask)
+        return batch
 
     def train_set(self) -> Batch | None:
         return self._train
