@@ -129,6 +129,7 @@ def test_report_links_figures_and_writes_claims(tmp_path):
         "robust": 1,
         "fragile": 0,
         "untested": 0,
+        "n/a": 0,
     }
 
 
@@ -419,3 +420,236 @@ def test_the_report_says_where_the_judged_runs_trained(tmp_path):
     build_report([a, b], tmp_path)
     assert "EPYC · torch 2.13 (2 runs)" in (tmp_path / "report.html").read_text()
     assert "more than one machine" in (tmp_path / "claims.md").read_text()
+
+
+# -- #35 item 7: figures once, embedded, laid out, distinct, with gaps; claims.md as Markdown ---------------
+def _shared_figure_report(tmp_path):
+    """Two claims naming one figure, and a figure no claim names."""
+    a = _claim_result()
+    b = _variant(a, id="demo/other", title="other claim")
+    figures = [
+        render.save(Figure(name, f"figure {name}", [Panel(name, "n", "y", series=[Series("s", [1, 2], [1.0, 2.0])])],
+                           claims=claims), tmp_path / "figures", "demo")
+        for name, claims in (("shared", ("runs-finish", "other")), ("alone", ()))
+    ]  # fmt: skip
+    return StudyReport("demo", "Demo", "P", "", "quick", [a, b], figures=figures)
+
+
+def test_each_figure_image_appears_once_and_later_claims_refer_to_it(tmp_path):
+    page = build_report([_shared_figure_report(tmp_path)], tmp_path).read_text()
+    images = re.findall(r"<img [^>]*>", page)
+    sources = [re.search(r'src="([^"]*)"', i).group(1) for i in images]  # type: ignore[union-attr]
+    files = [re.search(r'data-file="([^"]*)"', i).group(1) for i in images]  # type: ignore[union-attr]
+    assert len(images) == 2 and len(set(sources)) == 2 and sorted(files) == [
+        "figures/demo_alone.png", "figures/demo_shared.png"
+    ]  # fmt: skip
+    first = page[page.index('id="claim-demo-runs-finish"') :]
+    first = first[: first.index("</article>")]
+    second = page[page.index('id="claim-demo-other"') :]
+    second = second[: second.index("</article>")]
+    assert 'data-file="figures/demo_shared.png"' in first and "<img" not in second
+    assert "href='#fig-demo-shared'" in second and "href='#claim-demo-runs-finish'" in second
+    assert page.count('id="fig-demo-shared"') == 1
+    # the figure still links back to both claims it is evidence for
+    figure = page[page.index('id="fig-demo-shared"') :]
+    figure = figure[: figure.index("</figure>")]
+    assert "#claim-demo-runs-finish" in figure and "#claim-demo-other" in figure
+
+
+def test_report_html_embeds_its_images_and_keeps_the_files(tmp_path):
+    out = tmp_path / "report"
+    report = _shared_figure_report(out)
+    page = build_report([report], out).read_text()
+    sources = re.findall(r"<img\b[^>]*?\bsrc=[\"']([^\"']*)", page)
+    assert sources and all(s.startswith("data:image/png;base64,") for s in sources), [
+        s[:40] for s in sources if not s.startswith("data:")
+    ]
+    import base64
+
+    embedded = {base64.b64decode(s.split(",", 1)[1]) for s in sources}
+    assert embedded == {f.png.read_bytes() for f in report.figures}  # the PNG files, byte for byte
+    for f in report.figures:  # the files stay, linked from each caption
+        assert f.png.exists() and f.pdf.exists()
+        assert f'href="figures/{f.png.name}"' in page and f'href="figures/{f.pdf.name}"' in page
+
+
+_LAYOUT_SHAPES = {  # the shapes of the studies' busiest figures
+    # volume init: 12 scheme/variant series beside their 12 histograms (a 12-entry shared legend)
+    "volume_init": lambda: [
+        Panel(
+            "constant functions",
+            "string length N",
+            "fraction of models that are constant",
+            series=[
+                mean_series(
+                    [(n, (n * k) % 3 / 2) for n in (4, 6, 8, 10, 12)],
+                    f"scheme {k} (variant {k % 3})",
+                )
+                for k in range(12)
+            ],
+            ylim=(-0.02, 1.02),
+        ),
+        Panel(
+            "acceptance rate, N = 12",
+            "fraction of strings accepted",
+            "density",
+            histograms=[
+                Histogram(
+                    f"scheme {k} (variant {k % 3})",
+                    [0.1 * k % 1, 0.5, 0.7],
+                    [i / 20 for i in range(21)],
+                )
+                for k in range(12)
+            ],
+        ),
+    ],
+    # random subspace: 2 × 2 panels, ten long labels shared by all
+    "random_subspace": lambda: [
+        Panel(
+            task,
+            "layer (0 = embedding output, excluded from the claim)",
+            "variance fraction, top 10",
+            series=[
+                mean_series([(layer, 0.1 * k) for layer in (0, 1, 2)], f"{cond}: {what}")
+                for k, (cond, what) in enumerate(
+                    (c, w)
+                    for c in ("random", "fully trained")
+                    for w in (
+                        "PCs",
+                        "neurons",
+                        "PCs at init",
+                        "neurons at init",
+                        "isotropic null of its shape",
+                    )
+                )
+            ],
+            ylim=(0, 1.02),
+        )
+        for task in ("modular addition", "needle", "decimal addition", "parentheses")
+    ],
+    # one panel whose legend (to its right) is taller than the panel
+    "tall_right_legend": lambda: [
+        Panel(
+            "one panel",
+            "x",
+            "y",
+            series=[
+                Series(f"a rather long series label number {k}", [1, 2], [k, k + 1.0])
+                for k in range(14)
+            ],
+        )
+    ],
+    # panels with legends of their own, one much taller than its panel
+    "own_legends": lambda: [
+        Panel(
+            "many",
+            "x",
+            "y",
+            series=[Series(f"series {k} with a label", [1, 2], [k, k + 1.0]) for k in range(14)],
+        ),
+        Panel(
+            "few", "x", "y", series=[Series("other", [1, 2], [1.0, 2.0])], hlines=[(1.5, "chance")]
+        ),
+        Panel("heat", "key", "query", matrix=Matrix([[0.0, 1.0], [1.0, 0.0]], "attention weight")),
+    ],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_LAYOUT_SHAPES))
+def test_figures_lay_out_without_warnings_or_collapsed_panels(shape, tmp_path):
+    figure = Figure(
+        shape, "c", _LAYOUT_SHAPES[shape](), ncols=2 if shape == "random_subspace" else None
+    )
+    import warnings
+
+    with warnings.catch_warnings():
+        # "constrained_layout not applied" and the like fail the test
+        warnings.simplefilter("error")
+        out = render.save(figure, tmp_path, "s")
+        fig, _ = render.build(figure)
+        try:
+            fig.canvas.draw()
+            for ax in fig.axes:
+                if ax.get_visible() and ax.get_label() != "<colorbar>":
+                    box = ax.get_window_extent()
+                    # every panel keeps most of its own size, whatever its legend
+                    height, width = box.height / fig.dpi, box.width / fig.dpi
+                    assert height >= 0.6 * render.PANEL_HEIGHT, (shape, height)
+                    assert width >= 0.6 * render.PANEL_WIDTH, (shape, width)
+        finally:
+            plt.close(fig)
+    assert out.height_px > 0
+
+
+def _lines(ax):
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def test_a_line_breaks_where_its_series_was_not_measured():
+    full = Series("measured everywhere", [8, 16, 32, 64], [0.1, 0.2, 0.3, 0.4])
+    holed = Series(
+        "not run at 32", [8, 16, 64], [0.5, 0.6, 0.8], lo=[0.4, 0.5, 0.7], hi=[0.6, 0.7, 0.9]
+    )
+    fit = Series("fitted line", [8, 64], [0.0, 1.0], kind="dashed")
+    fig, _ = render.build(Figure("gaps", "c", [Panel("p", "width", "acc", series=[full, holed, fit], logx=True),
+                                               Panel("q", "width", "acc", series=[holed], xticks=[8, 16, 32, 64])]))  # fmt: skip
+    try:
+        lines = _lines(fig.axes[0])
+        x, y = (np.asarray(v, dtype=float) for v in lines["not run at 32"].get_data())
+        gap = int(np.flatnonzero(np.isnan(y))[0])
+        assert 16 < x[gap] < 64 and np.isfinite(y[:gap]).all() and np.isfinite(y[gap + 1 :]).all()
+        assert not np.isnan(np.asarray(lines["measured everywhere"].get_ydata(), dtype=float)).any()
+        fitted = np.asarray(
+            lines["fitted line"].get_ydata(), dtype=float
+        )  # a curve, not measurements
+        assert not np.isnan(fitted).any()
+        # the panel's ticks name the x grid: a series alone on the panel breaks at 32 too
+        assert np.isnan(
+            np.asarray(_lines(fig.axes[1])["not run at 32"].get_ydata(), dtype=float)
+        ).any()
+    finally:
+        plt.close(fig)
+
+
+def _look(line):
+    return (line.get_color(), line.get_linestyle(), line.get_marker())
+
+
+def test_every_labelled_series_of_a_panel_has_its_own_style():
+    # more than the palette's ten colours
+    twelve = [Series(f"s{k}", [1, 2, 3], [k, k + 1.0, k + 2.0]) for k in range(12)]
+    given = [Series("a", [1, 2], [1.0, 2.0], kind="dashed", color="grey"),
+             Series("b", [1, 2], [2.0, 3.0], kind="dashed", color="grey")]  # fmt: skip
+    # the sparse-XOR one-step panel: two marks of the same role (c = 1 and c*) beside a control line
+    marks = Panel("one step", "log10 c", "fraction", series=[Series("judged", [0, 1], [0.2, 0.9])],
+                  vlines=[(0.0, "c = 1"), (0.5, "c* = 10^0.5")], hlines=[(0.0, "control")])  # fmt: skip
+    fig, _ = render.build(Figure("styles", "c", [Panel("many", "x", "y", series=twelve),
+                                                 Panel("given", "x", "y", series=given), marks]))  # fmt: skip
+    try:
+        for ax in fig.axes[:3]:
+            looks = [_look(line) for line in ax.get_lines() if not line.get_label().startswith("_")]
+            assert len(looks) == len(set(looks)), looks
+        assert len(fig.axes[0].get_lines()) == 12
+    finally:
+        plt.close(fig)
+    # one label, one style across a figure's panels (a legend shared by them means one thing)
+    same = [Panel(f"p{i}", "x", "y", series=[Series(lb, [1, 2], [1.0, 2.0]) for lb in order])
+            for i, order in enumerate((("u", "v"), ("v", "u")))]  # fmt: skip
+    fig, _ = render.build(Figure("alike", "c", same))
+    try:
+        first, second = (_lines(ax) for ax in fig.axes[:2])
+        assert _look(first["u"]) == _look(second["u"]) and _look(first["v"]) == _look(second["v"])
+    finally:
+        plt.close(fig)
+
+
+def test_claims_md_is_markdown_without_html_entities(tmp_path):
+    c = _variant(
+        _claim_result(), title="a < b & c|d", measured="x <b>not bold</b> &amp; a*b*c, d_model [1]"
+    )
+    build_report([StudyReport("demo", "Demo & co", "P", "", "quick", [c])], tmp_path)
+    md = (tmp_path / "claims.md").read_text()
+    assert not re.search(r"&(#\d+|#x[0-9a-fA-F]+|[A-Za-z]+);", md.replace(r"\&amp;", "")), md
+    # nothing in the title Markdown would read as markup but the pipe: it stays plain
+    assert "### a < b & c\\|d" in md
+    assert r"x \<b>not bold\</b> \&amp; a\*b\*c, d_model \[1\]" in md  # escaped the Markdown way
