@@ -50,21 +50,44 @@ def _count_ok(db: Path) -> int:
         return 0
 
 
-def _sweep_file(tmp_path: Path, runs: int, sleep_s: float, markers: Path | None = None) -> Path:
-    marker = f", marker_dir: '{markers}'" if markers else ""
+def _sweep_file(
+    tmp_path: Path,
+    runs: int,
+    sleep_s: float,
+    markers: Path | None = None,
+    hold: Path | None = None,
+    free: int = 2,
+) -> Path:
+    """A probe sweep; with `hold`, runs from seed `free` on wait while that file exists."""
+    extra = f", marker_dir: '{markers}'" if markers else ""
+    if hold is not None:
+        extra += f", hold_file: '{hold}', hold_from_seed: {free}"
     path = tmp_path / "slow.yaml"
     path.write_text(
         "name: crash/slow\njob: testing.probe\n"
-        f"base: {{mode: sleep, sleep_s: {sleep_s}{marker}}}\nseeds: {list(range(runs))}\n"
+        f"base: {{mode: sleep, sleep_s: {sleep_s}{extra}}}\nseeds: {list(range(runs))}\n"
     )
     return path
 
 
-# -- Ctrl-C --------------------------------------------------------------------------------------
-@pytest.mark.timeout(240)
-def test_ctrl_c_mid_sweep_exits_130_with_one_line_and_resume_runs_nothing_twice(tmp_path: Path):
-    markers = tmp_path / "markers"
-    sweep = _sweep_file(tmp_path, 60, 0.5, markers)  # long enough to be mid-sweep under load
+def _executions(markers: Path) -> list[str]:
+    return [m.name.split(".")[0] for m in markers.iterdir()] if markers.exists() else []
+
+
+def _stored(db: Path, status: str = "ok") -> set[str]:
+    with contextlib.closing(sqlite3.connect(db, timeout=10)) as conn:
+        return {r[0] for r in conn.execute("SELECT run_id FROM runs WHERE status=?", (status,))}
+
+
+def _interrupted_sweep(tmp_path: Path, release_at_ctrl_c: bool) -> tuple[list[str], Path, Path]:
+    """Run a 20-run sweep on 2 workers whose runs from seed 2 on are held (a hold file) until the
+    first two are stored, then Ctrl-C it — waiting on the sweep's own progress, never on a clock, so
+    it is mid-sweep however loaded the machine is. With `release_at_ctrl_c` the held runs are let go
+    at the Ctrl-C, so they finish in their workers while the driver stops. Returns the sweep command
+    (to resume), the results folder and the markers folder; checks exit 130, one line, promptness."""
+    markers, hold = tmp_path / "markers", tmp_path / "hold"
+    hold.write_text("")
+    sweep = _sweep_file(tmp_path, 20, 0.1, markers, hold=hold)
     results = tmp_path / "results"
     cmd = [*CLI, "sweep", str(sweep), "--results", str(results), "--workers", "2"]
     # its own process group, as a terminal's foreground job: Ctrl-C reaches driver and workers
@@ -78,6 +101,8 @@ def test_ctrl_c_mid_sweep_exits_130_with_one_line_and_resume_runs_nothing_twice(
             assert time.time() < deadline, "the sweep made no progress"
             time.sleep(0.05)
         os.killpg(driver.pid, signal.SIGINT)
+        if release_at_ctrl_c:
+            hold.unlink()
         t0 = time.time()
         _, err = driver.communicate(timeout=60)
         waited = time.time() - t0
@@ -87,17 +112,38 @@ def test_ctrl_c_mid_sweep_exits_130_with_one_line_and_resume_runs_nothing_twice(
     assert driver.returncode == 130, err
     assert "interrupted" in one_error_line(err.decode())
     assert waited < 20, f"took {waited:.1f} s to stop after Ctrl-C"
-    done = _count_ok(results / "learnability.db")
-    assert 2 <= done < 60
+    hold.unlink(missing_ok=True)
+    return cmd, results, markers
+
+
+# -- Ctrl-C --------------------------------------------------------------------------------------
+@pytest.mark.timeout(240)
+def test_ctrl_c_mid_sweep_exits_130_with_one_line_and_resume_runs_nothing_twice(tmp_path: Path):
+    cmd, results, markers = _interrupted_sweep(tmp_path, release_at_ctrl_c=False)
+    db = results / "learnability.db"
+    done = _stored(db)
+    assert 2 <= len(done) < 20
+    assert set(_executions(markers)) == done  # the held runs were stopped, not finished
     resumed = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=180)
     assert resumed.returncode == 0, resumed.stderr
-    assert _count_ok(results / "learnability.db") == 60
-    executions = [m.name.split(".")[0] for m in markers.iterdir()]
-    # a run interrupted in flight may have completed in its worker without being stored: it is run
-    # again; a stored run never is
-    with contextlib.closing(sqlite3.connect(results / "learnability.db")) as conn:
-        ids = {r[0] for r in conn.execute("SELECT run_id FROM runs")}
-    assert set(executions) == ids
+    assert len(_stored(db)) == 20
+    executions = _executions(markers)
+    assert sorted(executions) == sorted(_stored(db))  # every run executed exactly once
+
+
+@pytest.mark.timeout(240)
+def test_ctrl_c_stores_the_runs_that_finished_in_their_workers(tmp_path: Path):
+    # the held runs finish in their workers while the driver handles the Ctrl-C: they are results,
+    # stored before exit 130, not work thrown away to be run again on resume
+    cmd, results, markers = _interrupted_sweep(tmp_path, release_at_ctrl_c=True)
+    db = results / "learnability.db"
+    executed = _executions(markers)
+    assert len(executed) == len(set(executed))
+    assert set(executed) == _stored(db)
+    assert not _stored(db, "running") & set(executed)
+    resumed = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    assert sorted(_executions(markers)) == sorted(_stored(db))  # each run once, over both
 
 
 def _interrupt(*_: object, **__: object) -> None:

@@ -119,3 +119,27 @@ def test_bad_arguments_are_user_errors(tmp_path: Path, monkeypatch):
     # nothing was run by any of these
     with Store(tmp_path) as store:
         assert store.records() == []
+
+
+def test_a_log_file_gets_plain_progress_lines(tmp_path: Path, capsys, monkeypatch):
+    # stdout redirected (not a terminal: pytest captures it): no bar, which a log file shows only at
+    # the end, but one plain line per finished sweep, and one at most every PLAIN_EVERY_S seconds
+    import learnability.sweep.runner as runner
+
+    sweeps = [
+        Sweep("log/a", "testing.probe", grid={"x": [1.0, 2.0]}),
+        Sweep("log/b", "testing.probe", grid={"x": [3.0, 4.0, 5.0]}, base={"mode": "raise"}),
+    ]
+    run_sweep(sweeps, tmp_path / "r", workers=0, progress=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        "progress: log/a finished: 2/5 runs done (2 ok, 0 failed, 0 diverged); 0 s elapsed",
+        "progress: log/b finished: 5/5 runs done (2 ok, 3 failed, 0 diverged); 0 s elapsed",
+    ]
+    monkeypatch.setattr(runner, "PLAIN_EVERY_S", 0.0)  # a long sweep: the timed lines too
+    run_sweep(sweeps[0], tmp_path / "r2", workers=0, progress=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("progress: log/a: 1/2 runs done (1 ok, 0 failed")
+    assert lines[-1].startswith("progress: log/a finished: 2/2 runs done (2 ok")
+    run_sweep(sweeps[0], tmp_path / "r3", workers=0, progress=False)
+    assert capsys.readouterr().out == ""  # progress=False: nothing

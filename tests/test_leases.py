@@ -1,11 +1,13 @@
 """Run ownership is a lease with a heartbeat: what two drivers sharing one store may and may not do.
 
 Each `Store` instance is one driver (its own owner token), so two instances in this process stand for
-two drivers; a dead driver is a subprocess that has exited.
+two drivers; a dead driver is a subprocess that has exited, a stopped one a subprocess sent SIGSTOP,
+and a driver on another host an owner token naming another host.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import subprocess
 import sys
@@ -72,16 +74,73 @@ def test_a_live_lease_is_respected_while_its_heartbeat_beats(tmp_path: Path):
         assert status == "running" and owner == a.owner and attempts == 1
 
 
-def test_a_stale_lease_is_taken_over_after_its_timeout(tmp_path: Path):
+def _on_another_host(store: Store, run_id: str) -> None:
+    # the lease's owner as a driver on another host: its process cannot be seen from here
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE runs SET owner='elsewhere.invalid:1:1:abc' WHERE run_id=?", (run_id,))
+
+
+def test_another_hosts_stale_lease_is_taken_over_after_its_timeout(tmp_path: Path):
     spec = SWEEP.expand()[0]
     with Store(tmp_path, lease_seconds=0.5) as a, Store(tmp_path, lease_seconds=0.5) as b:
-        assert a.acquire(spec) == "claimed"  # ...and then driver a hangs: no heartbeat
-        assert b.acquire(spec) == "busy"  # its owner is alive (this process): wait for the expiry
+        assert a.acquire(spec) == "claimed"  # ...by a driver on another host that then hangs
+        _on_another_host(a, spec.run_id)
+        assert b.acquire(spec) == "busy"  # within its lease
         time.sleep(0.6)
         assert b.acquire(spec) == "claimed"
         status, owner, _, attempts = _row(b, spec.run_id)
         assert status == "running" and owner == b.owner and attempts == 2
-        assert a.acquire(spec) == "busy"  # a, waking up, sees b's live lease
+        assert a.acquire(spec) == "busy"  # a, waking up, sees b's lease (b lives on this host)
+
+
+def test_a_live_owner_on_this_host_keeps_its_lease_past_the_expiry(tmp_path: Path):
+    # a driver stopped (Ctrl-Z) beats no heartbeat, but its workers may still be running the run:
+    # taking it over would run it twice, so on its own host the lease lasts as long as its process
+    spec = SWEEP.expand()[0]
+    with Store(tmp_path, lease_seconds=0.2) as a, Store(tmp_path, lease_seconds=0.2) as b:
+        assert a.acquire(spec) == "claimed"  # no heartbeat from here on
+        time.sleep(0.5)
+        assert b.acquire(spec) == "busy"
+        a.release([spec.run_id])  # ...until it gives the run up
+        assert b.acquire(spec) == "claimed"
+
+
+_STOPPED_DRIVER = """
+import sys
+from learnability.sweep import Store, Sweep
+spec = Sweep("lease/probe", "testing.probe", grid={"x": [1.0, 2.0, 3.0]}).expand()[0]
+store = Store(sys.argv[1], lease_seconds=0.3)
+assert store.acquire(spec) == "claimed"
+print("claimed", flush=True)
+sys.stdin.read()  # holds the lease until its stdin closes
+"""
+
+
+def test_a_stopped_driver_keeps_its_lease_and_a_killed_one_loses_it(tmp_path: Path):
+    import os
+    import signal
+
+    spec = SWEEP.expand()[0]
+    driver = subprocess.Popen(
+        [sys.executable, "-c", _STOPPED_DRIVER, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert driver.stdout is not None and driver.stdout.readline().strip() == "claimed"
+        os.kill(driver.pid, signal.SIGSTOP)  # Ctrl-Z: no heartbeat for many lease lengths
+        time.sleep(1.0)
+        with Store(tmp_path, lease_seconds=0.3) as other:
+            assert other.acquire(spec) == "busy"
+            os.kill(driver.pid, signal.SIGCONT)
+            driver.kill()
+            driver.wait(timeout=30)
+            assert other.acquire(spec) == "claimed"  # its owner is gone: taken over at once
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            driver.kill()
+        driver.wait(timeout=30)
 
 
 def _dead_pid() -> int:
@@ -146,6 +205,7 @@ def test_a_sweep_takes_over_a_run_whose_driver_stopped_beating(tmp_path: Path):
     specs = SWEEP.expand()
     with Store(tmp_path, lease_seconds=0.5) as a, Store(tmp_path, lease_seconds=0.5) as b:
         assert a.acquire(specs[0]) == "claimed"  # then a hangs (no heartbeat, never finishes)
+        _on_another_host(a, specs[0].run_id)  # (on this host its live process would keep it)
         summary = run_sweep(specs, b, workers=0, progress=False)
         assert summary.executed == 3 and summary.skipped == 0
         records = {r.run_id: r for r in b.records()}

@@ -351,7 +351,18 @@ class LocalExecutor:
         return [(k, r) for k, r in out if r is not None]
 
     def close(self) -> None:
+        if self._futures:
+            # runs still in flight (Ctrl-C; what finished is already stored): stop their workers now
+            # rather than wait minutes for results nobody would store
+            self._kill_workers()
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def _kill_workers(self) -> None:
+        # (ProcessPoolExecutor has no public way to stop a running call before Python 3.14)
+        processes = getattr(self._pool, "_processes", None) or {}
+        for process in list(processes.values()):
+            with contextlib.suppress(Exception):
+                process.kill()
 
 
 class RayExecutor:

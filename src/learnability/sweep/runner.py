@@ -17,6 +17,7 @@ import contextlib
 import importlib.util
 import os
 import re
+import sys
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -163,14 +164,24 @@ def collect_runs(sweeps: Sweep | RunSpec | Iterable[Sweep | RunSpec]) -> list[Ru
     return specs
 
 
+PLAIN_EVERY_S = 30.0  # seconds between plain progress lines (a log file), besides each sweep's end
+
+
 class _Progress:
-    """A rich progress bar over runs: done / failed / running counts and ETA (or nothing)."""
+    """Progress over runs. On a terminal: a rich bar (done / failed / running counts, ETA). Elsewhere
+    (output redirected to a log file, where a bar shows nothing until it ends): one plain line when
+    a sweep's runs are all finished and at most every `PLAIN_EVERY_S` seconds otherwise, with runs
+    done / total, failures and the time elapsed."""
 
-    def __init__(self, enabled: bool, total: int, label: str) -> None:
-        self.bar = None
-        if not enabled or total == 0:
+    def __init__(self, enabled: bool, total: int, label: str, per_sweep: dict[str, int]) -> None:
+        self.bar: Progress | None = None
+        self.plain = enabled and total > 0 and not sys.stdout.isatty()
+        self.total, self.label = total, label
+        self.left = dict(per_sweep)  # runs of each sweep not finished yet
+        self.t0 = time.monotonic()
+        self.last_line = self.t0
+        if not enabled or total == 0 or self.plain:
             return
-
         self.bar = Progress(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -188,9 +199,48 @@ class _Progress:
         if self.bar is not None:
             self.bar.update(self.task, completed=done, counts=counts)
 
+    def finished(self, sweep: str, done: int, summary: SweepSummary) -> None:
+        """One run of `sweep` finished (by this driver or another): a plain line when it was the
+        sweep's last, or when `PLAIN_EVERY_S` passed since the last line."""
+        if not self.plain:
+            return
+        self.left[sweep] = self.left.get(sweep, 1) - 1
+        now = time.monotonic()
+        if self.left[sweep] == 0:
+            self._line(f"{sweep} finished", done, summary)
+        elif now - self.last_line >= PLAIN_EVERY_S:
+            self._line(self.label, done, summary)
+
+    def tick(self, done: int, summary: SweepSummary) -> None:
+        """Called every loop: a line every `PLAIN_EVERY_S` even when nothing finished (runs in
+        flight for a long time still show the driver is alive)."""
+        if self.plain and done < self.total and time.monotonic() - self.last_line >= PLAIN_EVERY_S:
+            self._line(self.label, done, summary)
+
+    def _line(self, what: str, done: int, summary: SweepSummary) -> None:
+        elapsed = time.monotonic() - self.t0
+        print(
+            f"progress: {what}: {done}/{self.total} runs done ({summary.ok} ok, "
+            f"{summary.failed} failed, {summary.diverged} diverged"
+            + (f", {summary.by_others} by another driver" if summary.by_others else "")
+            + f"); {_clock(elapsed)} elapsed",
+            flush=True,
+        )
+        self.last_line = time.monotonic()
+
     def stop(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def _clock(seconds: float) -> str:
+    """1 h 02 min 03 s, 4 min 05 s or 6 s."""
+    s = int(seconds)
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min {s % 60:02d} s"
+    if s >= 60:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s} s"
 
 
 def run_sweep(
@@ -294,9 +344,15 @@ def _drive(
         label = f"{studies.pop()} ({len(names)} sweeps)"
     else:
         label = f"{names[0]} +{len(names) - 1}"
-    bar = _Progress(progress, len(todo), label if len(label) <= 30 else label[:29] + "…")
+    per_sweep: dict[str, int] = {}
+    for s in todo:
+        per_sweep[s.sweep] = per_sweep.get(s.sweep, 0) + 1
+    short = label if len(label) <= 30 else label[:29] + "…"
+    bar = _Progress(progress, len(todo), short, per_sweep)
     in_flight: dict[str, tuple[RunSpec, bool]] = {}
     suspects: deque[RunSpec] = deque()  # in flight when a pool died: re-run alone
+    # results the executor handed over and not yet stored: a Ctrl-C between the two still stores them
+    arrived: deque[tuple[str, dict]] = deque()
 
     def payload(spec: RunSpec) -> dict[str, Any]:
         return {
@@ -310,6 +366,11 @@ def _drive(
             "threads": getattr(spec.config, "threads", threads),
         }
 
+    skipped_at_start = summary.skipped
+
+    def done_now() -> int:
+        return summary.executed + (summary.skipped - skipped_at_start)
+
     def refresh(waiting: int = 0) -> None:
         counts = (
             f"[green]{summary.ok} ok[/] [red]{summary.failed} failed[/] "
@@ -317,9 +378,9 @@ def _drive(
         )
         if waiting:
             counts += f" {waiting} in another driver"
-        bar.update(summary.executed + (summary.skipped - skipped_at_start), counts)
+        bar.update(done_now(), counts)
+        bar.tick(done_now(), summary)
 
-    skipped_at_start = summary.skipped
     waiting: dict[str, RunSpec] = {}  # under another driver's live lease: checked again later
     next_check = 0.0
 
@@ -336,8 +397,30 @@ def _drive(
             waiting.pop(spec.run_id, None)
             summary.skipped += 1
             summary.by_others += 1
+            bar.finished(spec.sweep, done_now(), summary)
         else:
             waiting[spec.run_id] = spec
+
+    def store_arrived(interrupted: bool = False) -> None:
+        # each result leaves `arrived` only once it is stored (or handed on as a suspect)
+        while arrived:
+            run_id, result = arrived[0]
+            spec, isolated = in_flight[run_id]
+            crashed_beside = result.get("crashed") and result.get("crash_group", 1) > 1
+            if crashed_beside and not isolated:
+                if not interrupted:  # interrupted: no re-run; its lease is released below
+                    suspects.append(spec)
+                    del in_flight[run_id]
+                arrived.popleft()
+                continue
+            if store.record_result(spec, result):
+                _count(summary, spec, result)
+            else:  # another driver took the run over (our lease had lapsed) and finished it
+                summary.skipped += 1
+                summary.by_others += 1
+            del in_flight[run_id]
+            arrived.popleft()
+            bar.finished(spec.sweep, done_now(), summary)
 
     try:
         with Heartbeat(store):
@@ -355,25 +438,42 @@ def _drive(
                         for spec in list(waiting.values()):
                             if len(in_flight) < executor.capacity:
                                 take(spec)
-                for run_id, result in executor.poll(timeout=0.25):
-                    spec, isolated = in_flight.pop(run_id)
-                    if result.get("crashed") and result.get("crash_group", 1) > 1 and not isolated:
-                        suspects.append(spec)
-                        continue
-                    if store.record_result(spec, result):
-                        _count(summary, spec, result)
-                    else:  # another driver took the run over (our lease had lapsed) and finished it
-                        summary.skipped += 1
-                        summary.by_others += 1
+                arrived.extend(executor.poll(timeout=0.25))
+                store_arrived()
                 if not in_flight and waiting:
                     time.sleep(0.25)  # only waiting for other drivers: poll returned at once
                 refresh(len(waiting))
+    except KeyboardInterrupt:
+        # Ctrl-C: runs that finished in their workers are results, not waste: store them (and any
+        # that finish within a short grace) before the workers are stopped
+        _store_what_finished(executor, in_flight, arrived, store_arrived)
+        raise
     finally:
         bar.stop()
         executor.close()
         if in_flight:  # interrupted: let another driver take these over at once
             with contextlib.suppress(Exception):
                 store.release(in_flight)
+
+
+INTERRUPT_GRACE_S = 2.0  # seconds a Ctrl-C waits for results already on their way from workers
+
+
+def _store_what_finished(
+    executor: Any,
+    in_flight: dict[str, tuple[RunSpec, bool]],
+    arrived: deque[tuple[str, dict]],
+    store_arrived: Any,
+) -> None:
+    """After a Ctrl-C: store every result the workers finished, waiting at most `INTERRUPT_GRACE_S`
+    for those in transit; a second Ctrl-C stops the waiting (what is stored by then stays)."""
+    deadline = time.monotonic() + INTERRUPT_GRACE_S
+    with contextlib.suppress(KeyboardInterrupt):
+        store_arrived(interrupted=True)
+        while in_flight and time.monotonic() < deadline:
+            got = executor.poll(timeout=max(0.0, min(0.25, deadline - time.monotonic())))
+            arrived.extend((k, r) for k, r in got if k in in_flight)
+            store_arrived(interrupted=True)
 
 
 def _count(summary: SweepSummary, spec: RunSpec, result: dict) -> None:

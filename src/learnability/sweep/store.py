@@ -9,12 +9,16 @@ commits but never corrupts the file. `Store(dir, fsync=True)` uses `synchronous=
 reaches the disk before the next run is scheduled) at the cost of an fsync per run. Several processes may write to one store at
 once (two sweeps): writers take SQLite's write lock with `BEGIN IMMEDIATE` and wait on a busy timeout.
 
-Ownership is a lease, not a process id: a driver that starts a run writes its owner token (host,
-pid, process start time, a random part) and an expiry into the row (`acquire`), and renews the expiry
-while the run is in flight (`renew`, from a heartbeat thread). Another driver skips a run under a live
-lease ("busy", and waits for it), takes over one whose lease expired or whose owner is known dead
-(same host, process gone or pid reused), and never re-runs a finished run (ok, failed, diverged)
-unless asked to retry failed ones. A result is never written over a run already finished.
+Ownership is a lease: a driver that starts a run writes its owner token (host, pid, process start
+time, a random part) and an expiry into the row (`acquire`), and renews the expiry while the run is
+in flight (`renew`, from a heartbeat thread). Another driver skips a run under a live lease ("busy",
+and waits for it) and never re-runs a finished run (ok, failed, diverged) unless asked to retry
+failed ones. Whether a lease is stale is decided by the owner's process where that can be seen,
+on its own host: the lease holds exactly as long as that process lives (stopped with Ctrl-Z or
+SIGSTOP for any time included: its heartbeat thread is stopped too, but its workers may still be
+running the run, so taking it over would run it twice) and is taken over at once when the process
+is gone (exited, a zombie, or its pid reused). From another host the owner cannot be seen, and the
+expiry decides. A result is never written over a run already finished.
 
 A run belongs to every sweep that asked for it: a run id (hash of job + resolved config) shared by two
 sweeps is run once, and `records(sweep=...)` finds it under both (the `members` table).
@@ -137,29 +141,39 @@ def new_owner_token() -> str:
     return f"{socket.gethostname()}:{pid}:{process_start_ticks(pid)}:{secrets.token_hex(6)}"
 
 
-def _owner_gone(owner: str | None) -> bool:
-    """Whether the driver that holds a lease is known to be dead: only knowable on its own host
-    (pid gone, or the pid now belongs to a process started at another time). Elsewhere the lease's
-    expiry decides."""
+def _owner_state(owner: str | None) -> str:
+    """The driver holding a lease: "dead" (no owner, or on this host its process is gone, a zombie,
+    or its pid now belongs to a process started at another time), "alive" (on this host, its
+    process exists, running or stopped) or "unknown" (another host: the lease's expiry decides)."""
     if not owner:
-        return True
+        return "dead"
     parts = owner.split(":")
     if len(parts) == 2:  # a store written before leases: "host:pid"
         host, pid_text, ticks = parts[0], parts[1], ""
     elif len(parts) >= 4:
         host, pid_text, ticks = parts[0], parts[1], parts[2]
     else:
-        return True
+        return "dead"
     if host != socket.gethostname() or not pid_text.isdigit():
-        return False
+        return "unknown"
     pid = int(pid_text)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return True
+        return "dead"
     except PermissionError:
         pass  # alive, another user's
-    return bool(ticks) and process_start_ticks(pid) not in ("", ticks)
+    if _zombie(pid):  # killed, not yet reaped by its parent: it will never renew or finish
+        return "dead"
+    return "dead" if ticks and process_start_ticks(pid) not in ("", ticks) else "alive"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 class Store:
@@ -253,8 +267,9 @@ class Store:
         live lease on it).
 
         A lease is the row's owner token with an expiry; the owner's heartbeat (`renew`) moves the
-        expiry on while the run is in flight. A lease that has expired, or whose owner is known dead
-        (same host, process gone), is stale and taken over."""
+        expiry on while the run is in flight. On the owner's own host the lease is stale exactly when
+        the owner's process is gone (a stopped driver keeps its runs: its workers may be running
+        them); from another host, when it has expired. A stale lease is taken over."""
         now = time.time()
         with self._write() as c:
             row = c.execute(
@@ -265,11 +280,11 @@ class Store:
                 if status in FINISHED and not (retry_failed and status == "failed"):
                     return "done"
                 if status == "running" and owner != self.owner:
-                    live = expires is not None and expires > now
-                    if live and not _owner_gone(owner):
-                        return "busy"
-                    if expires is None and not _owner_gone(owner):
-                        return "busy"  # an old driver without leases, still alive
+                    state = _owner_state(owner)
+                    if state == "alive":
+                        return "busy"  # however long ago its last heartbeat was (see above)
+                    if state == "unknown" and (expires is None or expires > now):
+                        return "busy"  # another host's driver, within its lease
             self._upsert_running(c, spec, now)
         return "claimed"
 
@@ -313,11 +328,12 @@ class Store:
 
     def release(self, run_ids: Iterable[str]) -> None:
         """Give up this driver's leases on runs it will not finish (interrupted): another driver may
-        take them over at once instead of waiting for the expiry."""
+        take them over at once, while this process still lives (the owner is cleared)."""
         ids = list(run_ids)
         with self._write() as c:
             c.executemany(
-                "UPDATE runs SET lease_expires=0 WHERE run_id=? AND owner=? AND status='running'",
+                "UPDATE runs SET lease_expires=0, owner=NULL "
+                "WHERE run_id=? AND owner=? AND status='running'",
                 [(run_id, self.owner) for run_id in ids],
             )
 

@@ -8,6 +8,8 @@ modes: "ok" (compute and return), "raise" (raise RuntimeError), "diverge" (retur
 "exit" (kill the worker process with os._exit, as a segfault would), "sleep" (sleep `sleep_s` first).
 `work` adds that many iterations of a pure-Python CPU-bound loop (for scheduling benchmarks).
 `marker_dir` makes each completed execution leave a file there (tests count executions per run).
+`hold_file` makes runs with seed ≥ `hold_from_seed` wait while that file exists (a test holds a sweep
+mid-way, whatever the machine's load, and lets it go by removing the file).
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ class ProbeConfig:
     # a folder where every completed execution leaves one file named after its run id (to count
     # executions: a run that ran twice leaves two); "" = none. Not in the run id when unset.
     marker_dir: str = field(default="", metadata=HASH_OMIT_DEFAULT)
+    # a file: while it exists, runs with seed >= hold_from_seed wait before they start ("" = none)
+    hold_file: str = field(default="", metadata=HASH_OMIT_DEFAULT)
+    hold_from_seed: int = field(default=0, metadata=HASH_OMIT_DEFAULT)
 
 
 def busy_loop(iterations: int) -> int:
@@ -59,6 +64,9 @@ def probe(config: ProbeConfig, ctx: RunContext) -> dict:
         raise RuntimeError(f"probe asked to fail (seed {config.seed})")
     if config.mode == "exit":
         os._exit(13)
+    if config.hold_file and config.seed >= config.hold_from_seed:
+        while os.path.exists(config.hold_file):
+            time.sleep(0.02)
     if config.mode == "sleep" and config.sleep_s > 0:
         time.sleep(config.sleep_s)
     acc = busy_loop(config.work) if config.work else 0
