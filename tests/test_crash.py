@@ -21,6 +21,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -515,6 +516,38 @@ def test_an_unreachable_ray_address_fails_in_seconds_before_anything_is_written(
         line = one_error_line(err)
         assert code == 2 and f"127.0.0.1:{port}" in line and "no Ray cluster answers" in line
         assert not results.exists()  # no store, no report
+
+
+def test_an_address_where_something_else_listens_fails_in_seconds_before_anything_is_written(
+    tmp_path: Path, capsys
+):
+    # a plain TCP listener on loopback that accepts and never answers (Ray itself would wait on it
+    # for minutes), and one that answers as a web server does
+    pytest.importorskip("ray")
+    sweep = _sweep_file(tmp_path, 1, 0.0)
+    results = tmp_path / "results"
+    with socket.socket() as silent, socket.socket() as web:
+        for s in (silent, web):
+            s.bind(("127.0.0.1", 0))
+            s.listen()
+
+        def answer_http() -> None:
+            with contextlib.suppress(OSError):
+                conn, _ = web.accept()
+                with conn:
+                    conn.recv(64)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+        threading.Thread(target=answer_http, daemon=True).start()
+        for s, why in ((silent, "did not answer"), (web, "answered")):
+            address = f"127.0.0.1:{s.getsockname()[1]}"
+            argv = ["sweep", sweep, "--backend", "ray", "--address", address, "--results", results]
+            t0 = time.perf_counter()
+            code, _, err = run_cli(argv, capsys)
+            assert time.perf_counter() - t0 < 10
+            line = one_error_line(err)
+            assert code == 2 and address in line and "not a Ray cluster" in line and why in line
+            assert not results.exists()  # no store
 
 
 @pytest.mark.timeout(240)

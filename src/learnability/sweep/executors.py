@@ -570,26 +570,75 @@ def _loopback_only(enabled: bool = True) -> Iterator[None]:
 
 RAY_CONNECT_TIMEOUT = 5.0  # seconds: a cluster on a network answers in milliseconds
 
+# Ray's GCS (HOST:PORT) and its client server (ray://HOST:PORT) both speak gRPC, i.e. HTTP/2: sent a
+# client's connection preface and an empty SETTINGS frame, such a server answers with a SETTINGS
+# frame of its own (RFC 9113 §3.4) before anything else. Something else at the port (a web server,
+# a database, a listener that never answers) is told apart in one round trip, where Ray itself
+# would wait for minutes before giving up, after the store was made.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+_H2_EMPTY_SETTINGS = bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # length 0, type 4 (SETTINGS), stream 0
+_SETTINGS = 4
 
-def check_ray_address(address: str, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
-    """UserError unless something accepts connections at a Ray address (HOST:PORT or
-    ray://HOST:PORT) within `timeout` seconds. Ray itself retries an address where nothing listens
-    for minutes, printing a warning each time; this says so in seconds, before anything is written."""
+
+def check_ray_address(address: str, timeout: float | None = None) -> None:
+    """UserError unless a Ray cluster answers at a Ray address (HOST:PORT or ray://HOST:PORT) within
+    `timeout` seconds (default `RAY_CONNECT_TIMEOUT`): something must accept the connection and
+    answer a gRPC (HTTP/2) handshake as Ray's services do. Ray itself retries an address where
+    nothing listens, or where something else does, for minutes; this says so in seconds, before
+    anything is written. (With RAY_USE_TLS set, the handshake is TLS's: only the connection is
+    checked.)"""
     if address == "auto":
         return  # Ray looks the address up itself (the cluster `ray start` recorded on this host)
+    limit = RAY_CONNECT_TIMEOUT if timeout is None else timeout
     host, _, port = address.removeprefix("ray://").rpartition(":")
     host = host.strip("[]")
+    deadline = time.monotonic() + limit
     try:
-        with socket.create_connection((host, int(port)), timeout=timeout):
-            pass
+        conn = socket.create_connection((host, int(port)), timeout=limit)
     except (OSError, ValueError) as exc:
         reason = (
             "timed out" if isinstance(exc, TimeoutError) else getattr(exc, "strerror", None) or exc
         )
         raise UserError(
-            f"--address {address}: no Ray cluster answers there ({reason}, within {timeout:g} s); "
+            f"--address {address}: no Ray cluster answers there ({reason}, within {limit:g} s); "
             f"start one (`ray start --head --port {port}`) or give the address it prints"
         ) from None
+    with conn:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        answer = _http2_answer(conn, deadline)
+    if len(answer) == 9 and answer[3] == _SETTINGS and answer[5:9] == bytes(4):
+        return
+    if not answer:
+        what = f"it did not answer a gRPC handshake within {limit:g} s"
+    elif answer == b"closed":
+        what = "it closed the connection at a gRPC handshake"
+    else:
+        what = f"it answered a gRPC handshake with {answer[:9]!r}"
+    raise UserError(
+        f"--address {address}: something listens there, but not a Ray cluster ({what}); give the "
+        "address `ray start --head` printed (its GCS port, 6379 by default, or ray://HOST:10001)"
+    )
+
+
+def _http2_answer(conn: socket.socket, deadline: float) -> bytes:
+    """Send an HTTP/2 client preface; the first 9 bytes of the answer (a frame header), b"" when
+    none came before `deadline`, b"closed" when the peer closed or reset the connection."""
+    got = b""
+    try:
+        conn.settimeout(max(0.01, deadline - time.monotonic()))
+        conn.sendall(_H2_PREFACE + _H2_EMPTY_SETTINGS)
+        while len(got) < 9:
+            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = conn.recv(9 - len(got))
+            if not chunk:
+                return got or b"closed"
+            got += chunk
+    except TimeoutError:
+        return got
+    except OSError:
+        return got or b"closed"
+    return got
 
 
 def _is_loopback(address: str) -> bool:
