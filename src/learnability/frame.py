@@ -37,9 +37,46 @@ from learnability.report.panels import Figure, Panel, Series, SeriesKind, mean_s
 from learnability.stats import proportion
 
 BASE_COLUMNS = ("run_id", "study", "sweep", "job", "status", "seed", "seconds", "attempts", "error")
+# a run's config or metrics nested deeper than this is not what a job returns but a damaged or
+# planted store row: refused in one line rather than recursed into (Python's stack ends near 1,000)
+MAX_DEPTH = 100
 
 
 # -- the frame ------------------------------------------------------------------------------------------
+def check_nesting(value: Any, what: str) -> None:
+    """UserError when `value` (a run's config or metrics) nests lists or mappings more than
+    `MAX_DEPTH` levels deep. Walked without recursion, so any depth is measured safely."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise UserError(
+                    f"{what} is nested more than {MAX_DEPTH} levels deep; learnability reads at "
+                    "most that many (a damaged or foreign store row?): delete that run, or use "
+                    "another --results folder"
+                )
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+
+
+def read_records(store: Any, **filters: Any) -> list[Any]:
+    """`store.records(**filters)`, each run's config and metrics checked by `check_nesting`: a row
+    too deep for the JSON reader itself is the same one-line error."""
+    try:
+        records = store.records(**filters)
+    except RecursionError:
+        raise UserError(
+            f"the results store {str(getattr(store, 'path', ''))!r} holds a run whose JSON is nested "
+            f"more than {MAX_DEPTH} levels deep (a damaged or foreign store row?); delete that "
+            "run, or use another --results folder"
+        ) from None
+    for r in records:
+        check_nesting(r.config, f"run {r.run_id!r}: its config")
+        check_nesting(r.metrics, f"run {r.run_id!r}: its metrics")
+    return records
+
+
 def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
     if isinstance(value, dict) and value:
         for k, v in value.items():
@@ -97,7 +134,7 @@ def results(
             _unknown("sweep", sweep, store.sweeps(), results)
         if study is not None and study not in store.studies():
             _unknown("study", study, store.studies(), results)
-        records = store.records(sweep=sweep, study=study, status=status)
+        records = read_records(store, sweep=sweep, study=study, status=status)
     return frame(records)
 
 
@@ -251,8 +288,15 @@ def _numbers(df: pd.DataFrame, col: str) -> tuple[pd.Series, bool]:
             "choose a numeric column"
         )
     boolean = bool(present) and all(isinstance(v, (bool, np.bool_)) for v in present)
-    numbers = [math.nan if v is None else float(v) for v in values]
+    numbers = [math.nan if v is None else _float(v) for v in values]
     return pd.Series(numbers, index=values.index, dtype="float64"), boolean
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except OverflowError:  # an integer beyond any float: as far off the axis as infinity
+        return math.inf if value > 0 else -math.inf
 
 
 def _key(value: Any) -> Any:
@@ -300,9 +344,20 @@ def sweep_figure(
     if not keep.any():
         raise UserError(f"no run has both {xc!r} and a number in {yc!r}")
     work, rest = work[keep], df[keep]
+    # an infinite value has no place on an axis (and makes a mean infinite): such runs are left
+    # out and counted in the caption; a plot with nothing finite left is refused
+    finite = work["y"].map(math.isfinite) & work["x"].map(_finite_or_category)
+    left_out = int((~finite).sum())
+    if not finite.any():
+        raise UserError(
+            f"every run's {yc!r} or {xc!r} is infinite ({left_out} runs): there is nothing to "
+            "draw; choose another column"
+        )
+    work, rest = work[finite], rest[finite]
     _one_run_per_unit(work, rest, xc, hc)
     xs = sorted(set(work["x"]), key=_order)
     categorical = not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in xs)
+    _check_log_axes(work, xc, yc, logx, logy, categorical)
     position = {v: float(i) for i, v in enumerate(xs)} if categorical else None
     groups = sorted(set(work["hue"]), key=_order)
     series: list[Series] = []
@@ -337,11 +392,38 @@ def sweep_figure(
         xticks=[float(i) for i in range(len(xs))] if categorical else None,
     )  # fmt: skip
     caption = f"{len(work)} runs, {units} units; {how}."
+    if left_out:
+        caption += f" {left_out} runs with an infinite {_short(yc)} or {_short(xc)} left out."
     name = "".join(ch if ch.isalnum() else "_" for ch in f"{_short(yc)}_vs_{_short(xc)}")
     return SweepFigure(
         Figure(name, caption, [panel]), [str(v) for v in xs] if categorical else None,
         len(work), units,
     )  # fmt: skip
+
+
+def _finite_or_category(value: Any) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _check_log_axes(
+    work: pd.DataFrame, xc: str, yc: str, logx: bool, logy: bool, categorical: bool
+) -> None:
+    """A logarithmic axis shows positive values only: a plot whose values are not all positive
+    would show a part of the data (or a band with no data) as if it were all, so it is refused."""
+    if logy and (work["y"] <= 0).any():
+        low = work["y"][work["y"] <= 0]
+        raise UserError(
+            f"--logy needs positive values, but {yc!r} is ≤ 0 in {len(low)} of {len(work)} runs "
+            f"(smallest {work['y'].min():.4g}); drop --logy"
+        )
+    if logx and categorical:
+        raise UserError(f"--logx needs a numeric x, but {xc!r} holds categories; drop --logx")
+    if logx and (work["x"].map(float) <= 0).any():
+        low = work["x"][work["x"].map(float) <= 0]
+        raise UserError(
+            f"--logx needs positive values, but {xc!r} is ≤ 0 in {len(low)} of {len(work)} runs "
+            f"(smallest {min(map(float, work['x'])):.4g}); drop --logx"
+        )
 
 
 def _short(col: str | None) -> str:
@@ -380,5 +462,6 @@ def _order(value: Any) -> tuple[int, float, str]:
 
 
 __all__ = [
-    "BASE_COLUMNS", "Rate", "SweepFigure", "column", "frame", "rate", "rates", "results", "sweep_figure",
+    "BASE_COLUMNS", "MAX_DEPTH", "Rate", "SweepFigure", "check_nesting", "column", "frame", "rate",
+    "rates", "read_records", "results", "sweep_figure",
 ]  # fmt: skip
