@@ -6,8 +6,11 @@ Every panel has the same size (`PANEL_WIDTH` × `PANEL_HEIGHT` inches) and every
 sizes, so a figure of k columns is k panels wide and the report shows it at k/3 of the page width:
 panels look alike across figures, and the smallest text stays legible down to an 800-px window
 (`report.html` checks this in a real browser: `MIN_TEXT_PT` scaled by the displayed width). Legends
-sit below their panel, never over the data; tick labels that would overlap are thinned (log axes),
-category names are wrapped.
+sit below their panel, never over the data, and add their height to the figure (a panel keeps its
+size however long its legend); tick labels that would overlap are thinned (log axes), category names
+are wrapped. Every labelled series of a panel has its own style (colour, then line style and marker),
+one label one style across a figure's panels; a measured line joins measured points only: it breaks
+where the panel's x grid (its categories, its ticks, or its series' few x values) has an x it lacks.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ DPI = 160
 TEXT_PT = 12.0  # ticks, legends, notes: the smallest text in a figure
 LABEL_PT, TITLE_PT = 12.5, 13.0
 MAX_COLUMNS = 3  # the report's page is three panels wide
+GRID_MAX = 25  # at most this many distinct x: a design's grid, where a line breaks at an x it lacks
 _STYLE: Any = {  # a dict of rcParams (typed Any: matplotlib types each key)
     "font.size": TEXT_PT,
     "axes.titlesize": TITLE_PT,
@@ -701,13 +705,15 @@ def _dash_key(linestyle: Any) -> Any:
 # -- gaps: a line joins measured points only ------------------------------------------------------------
 def _grid(panel: Panel, categories: list[str]) -> np.ndarray | None:
     """The x a panel's measured series could have: every category, or the panel's ticks when it
-    names them, else every x a line or points series of the panel has."""
+    names them, else every x a line or points series of the panel has, where those are a design's
+    few values (at most `GRID_MAX`: widths, n); a continuous x (steps, radii) has no such grid."""
     if categories:
         return np.arange(len(categories), dtype=float)
     if panel.xticks is not None:
         return np.asarray(panel.xticks, dtype=float)
     xs = [v for s in panel.series if s.kind in ("line", "points") and _numeric(s.x) for v in s.x]
-    return np.unique(np.asarray(xs, dtype=float)) if xs else None
+    grid = np.unique(np.asarray(xs, dtype=float))
+    return grid if 0 < grid.size <= GRID_MAX else None
 
 
 def _gaps(
