@@ -6,8 +6,10 @@ and whether its stored runs are complete) and one list of every claim. Each stud
 headline table and one card per claim: the verdict (with its qualifier), the statement and the
 paper's, what was measured, the control's value, the independent units, the rule (its own sentence,
 id and version), the robustness strip, power, regime, history, scale — and the claim's figure right
-there, linked back from the figure to every claim it supports. Claims the plan does not run at this
-scale get a short card saying so. Figures are the PNGs in `figures/` (linked, with their PDF), shown
+there, linked back from the figure to every claim it supports. Each figure is drawn once, in the
+first card that shows it; a later card refers to it there. Claims the plan does not run at this
+scale get a short card saying so. Figures are the PNGs in `figures/`, embedded in the page (so
+report.html shows them wherever it is copied; the PNG and PDF files are linked beside each), shown
 at a width proportional to their panel columns so every panel appears at the same size; the page
 reflows from 800 px to wide screens.
 """
