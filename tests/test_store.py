@@ -175,3 +175,71 @@ def test_sigkill_mid_sweep_then_resume(tmp_path: Path):
             (now,) = store.records(run_ids=[run_id])
             assert now.finished == old.finished and now.attempts == 1
         assert all((r.run_dir / "metrics.jsonl").is_file() for r in records)
+
+
+# -- migrating an older store: all or nothing ---------------------------------------------------
+_PRE_LEASE_RUNS = """CREATE TABLE runs (
+    run_id TEXT PRIMARY KEY, sweep TEXT NOT NULL, study TEXT NOT NULL DEFAULT '', job TEXT NOT NULL,
+    config TEXT NOT NULL, status TEXT NOT NULL, metrics TEXT NOT NULL DEFAULT '{}', error TEXT,
+    traceback TEXT, started REAL, finished REAL, seconds REAL, seed INTEGER,
+    versions TEXT NOT NULL DEFAULT '{}', attempts INTEGER NOT NULL DEFAULT 0, owner TEXT)"""
+
+
+def _old_store(folder: Path, runs_table: str, members: str = "table") -> Path:
+    folder.mkdir()
+    db = folder / "learnability.db"
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        conn.execute(runs_table)
+        conn.execute(
+            "INSERT INTO runs(run_id, sweep, study, job, config, status, metrics, attempts) "
+            "VALUES ('r1', 'old/s', 'old', 'testing.probe', '{}', 'ok', '{\"v\": 1}', 1)"
+        )
+        if members == "table":
+            conn.execute("CREATE TABLE members (sweep TEXT, study TEXT, run_id TEXT)")
+            conn.execute("INSERT INTO members VALUES ('old/s', 'old', 'r1')")
+        else:
+            conn.execute("CREATE VIEW members AS SELECT sweep, study, run_id FROM runs")
+        conn.commit()
+    return db
+
+
+def _unchanged(db: Path, before: bytes) -> None:
+    assert db.read_bytes() == before, "the refused store was changed"
+    assert sorted(p.name for p in db.parent.iterdir()) == ["learnability.db"]
+
+
+def test_a_store_from_before_leases_is_migrated_and_keeps_its_runs(tmp_path: Path):
+    db = _old_store(tmp_path / "old", _PRE_LEASE_RUNS)
+    with Store(db.parent) as store:
+        (rec,) = store.records(sweep="old/s")
+        assert rec.run_id == "r1" and rec.metrics == {"v": 1}
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        assert "lease_expires" in {r[1] for r in conn.execute("PRAGMA table_info(runs)")}
+
+
+@pytest.mark.parametrize("kind", ["columns missing", "members a view"])
+def test_a_store_that_cannot_be_used_is_refused_before_it_is_changed(tmp_path: Path, kind: str):
+    if kind == "columns missing":  # e.g. another program's table, or one damaged by hand
+        runs = _PRE_LEASE_RUNS.replace("traceback TEXT,", "").replace(", owner TEXT", "")
+        db = _old_store(tmp_path / "old", runs)
+    else:
+        db = _old_store(tmp_path / "old", _PRE_LEASE_RUNS, members="view")
+    before = db.read_bytes()
+    for read_only in (False, True):
+        with pytest.raises(UserError, match="cannot be used") as info:
+            Store(db.parent, read_only=read_only)
+        assert "\n" not in str(info.value)
+        _unchanged(db, before)
+
+
+def test_a_migration_that_fails_half_way_leaves_the_store_as_it_was(tmp_path: Path, monkeypatch):
+    from learnability.sweep import store as store_module
+
+    db = _old_store(tmp_path / "old", _PRE_LEASE_RUNS)
+    before = db.read_bytes()
+    # the last statement of the migration fails, after tables and indexes were made in it
+    failing = store_module._SCHEMA + "\nCREATE INDEX boom ON no_such_table(x);"
+    monkeypatch.setattr(store_module, "_SCHEMA", failing)
+    with pytest.raises(UserError, match="no such table"):
+        Store(db.parent)
+    _unchanged(db, before)

@@ -206,8 +206,9 @@ class Store:
         self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         try:
             self._conn.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
+            # all or nothing: the tables and the migration of an older store in one transaction,
+            # and only then the switch to WAL (which rewrites the file's header), so a store refused
+            # here is left byte for byte as it was
             with self._write() as c:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -215,6 +216,8 @@ class Store:
                 columns = {row[1] for row in c.execute("PRAGMA table_info(runs)")}
                 if "lease_expires" not in columns:  # a store from before leases
                     c.execute("ALTER TABLE runs ADD COLUMN lease_expires REAL")
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             if "locked" in str(exc) or "disk is full" in str(exc):
@@ -567,9 +570,11 @@ def _check_existing(path: Path) -> None:
     try:
         conn = _reader(path)
         try:
+            kinds = dict(conn.execute("SELECT name, type FROM sqlite_master"))
             tables = {
                 name: {row[1] for row in conn.execute(f"PRAGMA table_info({name})")}
-                for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                for name, kind in kinds.items()
+                if kind == "table"
             }
         finally:
             conn.close()
@@ -580,6 +585,8 @@ def _check_existing(path: Path) -> None:
             raise
         raise _not_a_store(path, str(exc)) from None
     for table, needed in _REQUIRED_COLUMNS.items():
+        if kinds.get(table, "table") != "table":
+            raise _not_a_store(path, f"its {table!r} is a {kinds[table]}, not a table")
         if table in tables and not needed <= tables[table]:
             missing = sorted(needed - tables[table])
             raise _not_a_store(
@@ -588,10 +595,20 @@ def _check_existing(path: Path) -> None:
             )
 
 
-_REQUIRED_COLUMNS = {
-    "runs": {"run_id", "sweep", "study", "job", "config", "status", "metrics", "attempts"},
-    "members": {"sweep", "study", "run_id"},
-}
+def _schema_columns(table: str) -> set[str]:
+    body = _SCHEMA.split(f"CREATE TABLE IF NOT EXISTS {table} (", 1)[1].split(");", 1)[0]
+    return {
+        line.split()[0]
+        for line in body.strip().splitlines()
+        if not line.strip().startswith("PRIMARY")
+    }
+
+
+# Every column the store reads or writes, but those a migration adds (`Store.__init__`): a table
+# lacking one is another program's (or damaged), refused before anything is written, rather than
+# half-migrated and failing at the first read.
+_MIGRATED = {"runs": {"lease_expires"}, "members": set()}
+_REQUIRED_COLUMNS = {t: _schema_columns(t) - _MIGRATED[t] for t in ("runs", "members")}
 
 
 def open_existing(results_dir: str | Path) -> Store:
