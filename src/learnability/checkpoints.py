@@ -48,6 +48,7 @@ from learnability.paths import atomic_path
 __all__ = [
     "FORMAT",
     "MODEL_KIND",
+    "SUPPORTED_FORMATS",
     "TRAINER_KIND",
     "check_resume_source",
     "file_name",
@@ -68,6 +69,7 @@ __all__ = [
 MODEL_KIND = "learnability.model"
 TRAINER_KIND = "learnability.trainer"
 FORMAT = 2
+SUPPORTED_FORMATS = (2,)  # the layouts this version reads; a file of another was not written by it
 # trainer settings that do not change a run's trajectory, so a checkpoint may be resumed under others
 _RESUME_FREE = ("checkpoint_path", "checkpoint_every", "resume", "eval_batch")
 
@@ -151,7 +153,12 @@ def read_checkpoint(path: str | Path, what: str = "checkpoint") -> dict[str, Any
     path = Path(path)
     try:
         if not path.is_file():
-            raise UserError(f"{what} {file_name(path)} does not exist; give the path of a .pt file")
+            why = (
+                "is not a regular file (a FIFO or a device)" if path.exists() else "does not exist"
+            )
+            if path.is_dir():
+                why = "is a folder"
+            raise UserError(f"{what} {file_name(path)} {why}; give the path of a .pt file")
         inflation = _inflation_problem(path)
     except OSError as exc:  # e.g. a name longer than the file system allows
         raise UserError(f"{what} {file_name(path)} cannot be used: {exc.strerror}") from None
@@ -180,7 +187,22 @@ def read_checkpoint(path: str | Path, what: str = "checkpoint") -> dict[str, Any
         raise UserError(
             f"{what} {file_name(path)} holds a {type(payload).__name__}, not a learnability checkpoint"
         )
+    _check_format(payload, path, what)
     return payload
+
+
+def _check_format(payload: dict[str, Any], path: Path, what: str) -> None:
+    """Refuse a learnability checkpoint of a layout this version does not know (a file from a newer
+    version, or an edited one) rather than read its contents under the wrong layout."""
+    if payload.get("kind") not in (MODEL_KIND, TRAINER_KIND) or "format" not in payload:
+        return  # not a learnability checkpoint (the kind check says so), or one from before formats
+    found = payload["format"]
+    if type(found) is not int or found not in SUPPORTED_FORMATS:
+        shown = repr(found) if isinstance(found, (int, float, str)) else type(found).__name__
+        raise UserError(
+            f"{what} {file_name(path)} has format {shown[:40]}; this version of learnability reads "
+            f"checkpoint format {', '.join(map(str, SUPPORTED_FORMATS))} only: give a .pt file it wrote"
+        )
 
 
 def tensors(value: Any, path: Path, key: str) -> dict[str, torch.Tensor]:

@@ -508,8 +508,11 @@ def load_yaml(path: str | Path) -> dict:
     try:
         if path.is_dir():
             raise UserError(f"config file {str(path)!r} is a folder; give a .yaml file")
-        if not path.is_file():
-            raise UserError(f"config file {str(path)!r} does not exist")
+        if not path.is_file():  # a FIFO is never opened: reading it waits for a writer
+            what = (
+                "is not a regular file (a FIFO or a device)" if path.exists() else "does not exist"
+            )
+            raise UserError(f"config file {str(path)!r} {what}; give a .yaml file")
         if path.stat().st_size > MAX_CONFIG_BYTES:
             raise UserError(
                 f"config file {str(path)!r} has {path.stat().st_size:,} bytes; a config file may "

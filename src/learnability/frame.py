@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from learnability.errors import UserError, check_choice, did_you_mean
+from learnability.paths import check_regular_file
 from learnability.report.panels import Figure, Panel, Series, SeriesKind, mean_series
 from learnability.stats import proportion
 
@@ -129,6 +131,9 @@ def results(
 
     if status is not None:
         check_choice("status", status, STATUSES)
+    store_file = Path(results) / "learnability.db"
+    if os.path.lexists(store_file):  # a FIFO there would make SQLite wait forever
+        check_regular_file(store_file, "results store", "a folder holding a learnability.db")
     with open_existing(results) as store:
         if sweep is not None and sweep not in store.sweeps():
             _unknown("sweep", sweep, store.sweeps(), results)

@@ -20,6 +20,7 @@ import errno
 import json
 import os
 import secrets
+import stat
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -32,9 +33,12 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_text",
     "check_output_dir",
+    "check_output_file",
+    "check_regular_file",
     "check_writable_dir",
     "check_writable_file",
     "claim_output_dir",
+    "claim_output_file",
     "path_option",
 ]
 
@@ -101,6 +105,28 @@ def check_writable_file(path: str | Path, what: str = "file") -> Path:
         raise UserError(message) from None
     except (OSError, ValueError) as exc:
         raise _fail(what, path, str(getattr(exc, "strerror", None) or exc)) from None
+    return path
+
+
+# -- files to read ----------------------------------------------------------------------------------
+def check_regular_file(path: str | Path, what: str = "file", allowed: str = "a file") -> Path:
+    """`path` if it is a regular file (or a link to one), checked without opening it: a FIFO (a named
+    pipe) or a device there is "not a regular file" (opening a FIFO to read waits for a writer that
+    may never come), a missing one "does not exist". `allowed` says what to give instead."""
+    path = _refuse_empty(path, what)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise UserError(f"{what} {str(path)!r} does not exist; give {allowed}") from None
+    except (OSError, ValueError) as exc:  # a NUL byte, a name too long, a loop of symlinks
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UserError(f"{what} {str(path)!r} cannot be read: {reason}; give {allowed}") from None
+    if stat.S_ISDIR(mode):
+        raise UserError(f"{what} {str(path)!r} is a folder, not a file; give {allowed}")
+    if not stat.S_ISREG(mode):
+        raise UserError(
+            f"{what} {str(path)!r} is not a regular file (a FIFO or a device); give {allowed}"
+        )
     return path
 
 
@@ -217,6 +243,30 @@ def check_output_dir(path: str | Path, names: Iterable[str], what: str = "folder
     return path
 
 
+def check_output_file(path: str | Path, what: str = "file") -> Path:
+    """`check_writable_file`, and refuse a file (or a FIFO, a link, anything) already at `path`
+    that learnability did not write: only a file its folder's manifest lists may be replaced.
+    Writes nothing; `claim_output_file` notes the file before it is written."""
+    path = check_writable_file(path, what)
+    try:
+        present = os.path.lexists(path)
+    except (OSError, ValueError):
+        present = False
+    if present and path.name not in _manifest(path.parent):
+        raise UserError(
+            f"{what} {str(path)!r} already exists and learnability did not write it; learnability "
+            "never writes over files it did not write: give a new file name (or remove that file)"
+        )
+    return path
+
+
+def claim_output_file(path: str | Path) -> Path:
+    """Note `path` in its folder's manifest as learnability's, before writing it."""
+    path = Path(path)
+    claim_output_dir(path.parent, [path.name])
+    return path
+
+
 def claim_output_dir(path: str | Path, names: Iterable[str]) -> Path:
     """Create `path` and note `names` in its manifest as learnability's, before writing them."""
     path = Path(path)
@@ -227,3 +277,140 @@ def claim_output_dir(path: str | Path, names: Iterable[str]) -> Path:
         payload = {"written_by": "learnability", "written": sorted(wanted)}
         atomic_write_text(path / MANIFEST, json.dumps(payload, indent=1) + "\n")
     return path
+
+
+# -- a set of files switched in at once ---------------------------------------------------------------
+# Files that must agree with each other (report.html, claims.json, claims.md) cannot be replaced one
+# rename at a time: a kill between two renames leaves a mixed set. So each of their names in the
+# folder is a symbolic link through one pointer, `.learnability-LABEL/current`, into a generation
+# folder holding the whole set. A new set is written (and synced) into a new generation folder and
+# switched in by replacing the pointer, a single rename: whenever the process is killed, every name
+# shows the old set or every name the new one. The first time, files an older version wrote there as
+# plain files are copied into a generation first, so the move to links changes no content either.
+# Where symbolic links cannot be made (Windows without the privilege), each file is written atomically
+# on its own, as before.
+def write_file_set(folder: str | Path, files: dict[str, bytes], label: str = "set") -> Path:
+    """Write `files` (name -> bytes) into `folder` as one set (see above); returns the folder."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    home = folder / f".learnability-{label}"
+    home.mkdir(exist_ok=True)
+    pointer = home / "current"
+    gen = _generation(home, files)
+    try:
+        if gen is None:  # no symbolic links here: one file at a time
+            for name, data in files.items():
+                atomic_write_bytes(folder / name, data)
+            return folder
+        if not pointer.is_symlink():  # the first set in this layout
+            old = {n: (folder / n).read_bytes() for n in files if _plain_file(folder / n)}
+            first = _generation(home, old) if old else gen
+            _point(pointer, (first or gen).name)
+        for name in files:
+            target = os.path.join(home.name, "current", name)
+            here = folder / name
+            if not (here.is_symlink() and os.readlink(here) == target):
+                _replace_with_link(here, target)
+        _point(pointer, gen.name)
+        _fsync_dir(home)
+        _fsync_dir(folder)
+    except BaseException:
+        if gen is not None and not (pointer.is_symlink() and os.readlink(pointer) == gen.name):
+            _remove_tree(gen)
+        raise
+    _prune(home)
+    return folder
+
+
+def _prune(home: Path) -> None:
+    """Remove earlier generations and what killed writers left, never the current set nor what
+    another live writer (a second command writing the same folder now) is still writing."""
+    with contextlib.suppress(OSError):
+        current = os.readlink(home / "current")
+        for entry in home.iterdir():
+            if entry.name in ("current", current):
+                continue
+            # g-PID-RANDOM (a generation) or .current.PID.RANDOM.tmp (a link being made)
+            parts = entry.name.split("-") if entry.name.startswith("g-") else entry.name.split(".")
+            pid = parts[1] if entry.name.startswith("g-") else (parts[2:3] or [""])[0]
+            if not pid.isdigit() or int(pid) == os.getpid() or not _pid_alive(int(pid)):
+                _remove_tree(entry)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True
+    return True
+
+
+def _generation(home: Path, files: dict[str, bytes]) -> Path | None:
+    """A new generation folder in `home` holding `files`, synced; None where links cannot be made."""
+    gen = home / f"g-{os.getpid()}-{secrets.token_hex(6)}"
+    gen.mkdir()
+    try:
+        try:
+            # a page opened at its real path (a browser given the link's target) finds its figures
+            os.symlink(os.path.join("..", "..", "figures"), gen / "figures")
+        except (OSError, NotImplementedError):  # no symbolic links on this file system / OS
+            gen.rmdir()
+            return None
+        for name, data in files.items():
+            fd = os.open(gen / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            try:
+                _write_all(fd, data)
+                os.fsync(fd)
+            except OSError as exc:
+                exc.filename = str(home.parent / name)  # the name the user knows
+                raise
+            finally:
+                os.close(fd)
+        _fsync_dir(gen)
+    except BaseException:
+        _remove_tree(gen)
+        raise
+    return gen
+
+
+def _plain_file(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def _point(link: Path, target: str) -> None:
+    """Make `link` a symbolic link to `target` in one rename (a temporary link replaces it)."""
+    _replace_with_link(link, target)
+
+
+def _replace_with_link(path: Path, target: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    os.symlink(target, tmp)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _fsync_dir(folder: Path) -> None:
+    # the renames reach the disk too (a power cut after the command ends keeps the new set)
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _remove_tree(path: Path) -> None:
+    """Remove a generation (or a temporary link) of ours; links inside are removed, not followed."""
+    with contextlib.suppress(OSError):
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+            return
+        for entry in path.iterdir():
+            _remove_tree(entry)
+        path.rmdir()

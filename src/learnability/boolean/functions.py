@@ -435,8 +435,9 @@ def parse_params(text: str) -> dict[str, Any]:
 def load_table(path: str | Path, n: int | None = None) -> BooleanFunction:
     """A truth table from a `.npy` file or a text file of 0/1 characters (whitespace ignored)."""
     path = Path(path)
-    if not path.is_file():
-        raise UserError(f"truth-table file {str(path)!r} does not exist")
+    if not path.is_file():  # a FIFO is never opened: reading it waits for a writer
+        what = "is not a regular file (a FIFO or a device)" if path.exists() else "does not exist"
+        raise UserError(f"truth-table file {str(path)!r} {what}")
     if path.suffix == ".npy":
         try:
             raw = np.load(path, allow_pickle=False)
@@ -538,7 +539,12 @@ def _import(name: str, spec: str) -> Any:
     except ModuleNotFoundError as exc:
         if _is_the_module(exc, name):
             raise
-        failure: Exception = exc  # the user's module imports something that is not installed
+        failure: BaseException = exc  # the user's module imports something that is not installed
+    except SystemExit as exc:  # the module ends the program while imported: refused, not exit 0
+        raise UserError(
+            f"function spec {spec!r}: importing {name!r} called sys.exit({exc.code!r}); a module "
+            "given by py: must define the function, not end the program"
+        ) from None
     except Exception as exc:
         failure = exc
     raise UserError(
@@ -564,6 +570,11 @@ def _checked_callable(fn: Callable[[np.ndarray], Any], spec: str) -> BatchFn:
             raw = fn(x)
         except UserError:
             raise
+        except SystemExit as exc:  # (KeyboardInterrupt is not caught: Ctrl-C stays exit 130)
+            raise UserError(
+                f"function {spec!r} called sys.exit({exc.code!r}) on a ({x.shape[0]}, "
+                f"{x.shape[1]}) 0/1 batch; it must return one 0/1 value per row"
+            ) from None
         except Exception as exc:
             raise UserError(
                 f"function {spec!r} raised {type(exc).__name__} on a ({x.shape[0]}, {x.shape[1]}) "
