@@ -9,7 +9,9 @@ A measure is `fn(ctx: MeasureContext) -> dict` of JSON numbers. Standard ones:
   strings above) samples that many strings (each with its n one-bit neighbours) at any n. A sampled
   profile's counts are estimates (fraction × 2^n) and so is model_accept, with model_accept_samples (the
   strings it is estimated from) and model_accept_ci (a 95% Wilson interval, × 2^n),
-- "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate,
+- "blowup": blowup_paper (mean), blowup_paper_max, blowup_published (mean), blowup_published_max, ln_degenerate
+  (a product over the model's LayerNorms: a pre-LN model has one more, its final LayerNorm, than a post-LN
+  one of the same depth, so blowups across placements are not like-for-like: docs/STUDIES.md),
 - "param_norm": param_norm over every parameter but the positional ones (frozen ones included),
 - "param_norm_trainable": over the parameters the run's freeze spec trains (positional ones excluded, as in
   param_norm; under "full" the two agree): param_norm_trainable ‖θ‖, param_norm_trainable_init ‖θ₀‖ (the
