@@ -211,3 +211,51 @@ def test_bad_init_values_are_one_line_errors(kind, values, says):
 def test_mlp_has_no_token_scale():
     with pytest.raises(UserError, match="token_scale"):
         from_dict(MLPConfig, {"token_scale": "sqrt_d"})
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        BooleanTransformerConfig(d_model=8, d_ff=8, max_len=5, token_scale="sqrt_d"),
+        BooleanTransformerConfig(
+            d_model=8, d_ff=8, max_len=5, positions="none", init="uniform", token_scale="sqrt_d"
+        ),
+        GPTConfig(vocab_size=7, max_len=5, d_model=8, init="xavier_normal", token_scale="sqrt_d"),
+    ],
+    ids=["bt", "bt-no-positions", "gpt"],
+)
+def test_scaled_tokens_stack_bit_identically(config):
+    """A stacked ensemble (`sweep.ensemble`) of √D-scaled models gives each member its own bits."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # bit-identity holds on one thread (tests/test_ensemble.py)
+    try:
+        _check_stacked(config)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _check_stacked(config: Any) -> None:
+    import copy
+
+    from learnability.sweep.ensemble import stack_models
+
+    models = [build_model(config, seed=s) for s in range(3)]
+    alone = [copy.deepcopy(m) for m in models]
+    stacked: Any = stack_models(models)
+    vocab = getattr(config, "vocab_size", 2)
+    tokens = torch.stack(
+        [
+            torch.randint(0, vocab, (16, 5), generator=torch.Generator().manual_seed(k))
+            for k in range(3)
+        ]
+    )
+    out = stacked.run(tokens)
+    grad = torch.randn(out.shape, generator=torch.Generator().manual_seed(9))
+    out.backward(grad)
+    big = dict(stacked.named_parameters())
+    for k, model in enumerate(alone):
+        mine = model(tokens[k])
+        assert torch.equal(mine, out[k])
+        mine.backward(grad[k])
+        for name, p in model.named_parameters():
+            assert p.grad is not None and torch.equal(p.grad, big[name].grad[k]), name
