@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from learnability.errors import UserError
+from learnability.lazy import resolve_before_commands
 
 app = typer.Typer(
     name="learnability",
@@ -61,6 +62,7 @@ def _assemble() -> None:
 _INTERRUPTED = "interrupted (Ctrl-C); what finished is kept: run the command again to go on"
 try:
     _assemble()
+    resolve_before_commands(app)  # each command imports what it uses first (learnability.lazy)
 except (
     KeyboardInterrupt
 ):  # Ctrl-C while the commands still load (torch takes seconds): one line too

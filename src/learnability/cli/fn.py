@@ -12,19 +12,29 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from learnability.boolean.analysis import SensitivityProfile, profile
-from learnability.boolean.functions import ZOO, resolve_function
 from learnability.errors import UserError
 from learnability.jsonsafe import json_safe
+from learnability.lazy import lazy, lazy_names
 from learnability.paths import atomic_path, check_writable_file, path_option
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from learnability.boolean.analysis import SensitivityProfile, profile
+    from learnability.boolean.functions import ZOO, resolve_function
+else:  # imported when first used: `--help` and a usage error need none of them (learnability.lazy)
+    np = lazy("numpy")
+    SensitivityProfile, profile = lazy_names(
+        "learnability.boolean.analysis", "SensitivityProfile", "profile"
+    )
+    ZOO, resolve_function = lazy_names("learnability.boolean.functions", "ZOO", "resolve_function")
 
 # Declared limits of `fn profile --samples`: beyond them a run takes hours, so it is refused up front.
 MAX_SAMPLES = 100_000_000

@@ -16,12 +16,11 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from learnability.claims import pilot_power
 from learnability.cli.options import (
     REPORT_FILES,
     Address,
@@ -38,14 +37,38 @@ from learnability.cli.options import (
     warn_incomplete,
 )
 from learnability.errors import UserError, check_choice
+from learnability.lazy import lazy, lazy_names
 from learnability.paths import check_output_dir, check_writable_dir, claim_output_dir, path_option
-from learnability.report.html import build_report, headline_text
-from learnability.studies import adaptive, available_studies, get_study
-from learnability.studies.base import StudyResults
-from learnability.studies.loader import check_declaration, load_study_file
-from learnability.studies.pipeline import analyse_study, error_report, pick_scale, sweeps_of
-from learnability.sweep.runner import check_run_options, run_sweep
-from learnability.sweep.store import Store, open_existing
+
+if TYPE_CHECKING:
+    from learnability.claims import pilot_power
+    from learnability.report.html import build_report, headline_text
+    from learnability.studies import adaptive, available_studies, get_study
+    from learnability.studies.base import StudyResults
+    from learnability.studies.loader import check_declaration, load_study_file
+    from learnability.studies.pipeline import analyse_study, error_report, pick_scale, sweeps_of
+    from learnability.sweep.runner import check_run_options, run_sweep
+    from learnability.sweep.store import Store, open_existing
+else:  # imported when first used: `--help` and a usage error need none of them (learnability.lazy)
+    (pilot_power,) = lazy_names("learnability.claims", "pilot_power")
+    build_report, headline_text = lazy_names(
+        "learnability.report.html", "build_report", "headline_text"
+    )
+    adaptive = lazy("learnability.studies.adaptive")
+    available_studies, get_study = lazy_names(
+        "learnability.studies", "available_studies", "get_study"
+    )
+    (StudyResults,) = lazy_names("learnability.studies.base", "StudyResults")
+    check_declaration, load_study_file = lazy_names(
+        "learnability.studies.loader", "check_declaration", "load_study_file"
+    )
+    analyse_study, error_report, pick_scale, sweeps_of = lazy_names(
+        "learnability.studies.pipeline", "analyse_study", "error_report", "pick_scale", "sweeps_of"
+    )
+    check_run_options, run_sweep = lazy_names(
+        "learnability.sweep.runner", "check_run_options", "run_sweep"
+    )
+    Store, open_existing = lazy_names("learnability.sweep.store", "Store", "open_existing")
 
 app = typer.Typer(
     help="Run a study file of your own (docs/STUDIES.md).",

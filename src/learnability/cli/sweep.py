@@ -21,7 +21,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -29,7 +29,6 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from typer.core import TyperCommand
 
-from learnability.checkpoints import check_resume_source
 from learnability.cli.options import (
     REPORT_FILES,
     Address,
@@ -46,6 +45,7 @@ from learnability.cli.options import (
 )
 from learnability.errors import UserError, check_choice
 from learnability.jsonsafe import json_safe
+from learnability.lazy import lazy_names
 from learnability.paths import (
     atomic_path,
     atomic_write_text,
@@ -55,13 +55,35 @@ from learnability.paths import (
     claim_output_dir,
     path_option,
 )
-from learnability.report.html import build_report, headline_text
-from learnability.studies import available_studies, get_study
-from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
-from learnability.sweep.jobs import get_job, known_jobs
-from learnability.sweep.runner import check_run_options, run_sweep
-from learnability.sweep.spec import load_sweep
-from learnability.sweep.store import STATUSES, Store, open_existing
+
+if TYPE_CHECKING:
+    from learnability.checkpoints import check_resume_source
+    from learnability.report.html import build_report, headline_text
+    from learnability.studies import available_studies, get_study
+    from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
+    from learnability.sweep.jobs import get_job, known_jobs
+    from learnability.sweep.runner import check_run_options, run_sweep
+    from learnability.sweep.spec import load_sweep
+    from learnability.sweep.store import STATUSES, Store, open_existing
+else:  # imported when first used: `--help` and a usage error need none of them (learnability.lazy)
+    (check_resume_source,) = lazy_names("learnability.checkpoints", "check_resume_source")
+    build_report, headline_text = lazy_names(
+        "learnability.report.html", "build_report", "headline_text"
+    )
+    available_studies, get_study = lazy_names(
+        "learnability.studies", "available_studies", "get_study"
+    )
+    analyse_study, error_report, sweeps_of = lazy_names(
+        "learnability.studies.pipeline", "analyse_study", "error_report", "sweeps_of"
+    )
+    get_job, known_jobs = lazy_names("learnability.sweep.jobs", "get_job", "known_jobs")
+    check_run_options, run_sweep = lazy_names(
+        "learnability.sweep.runner", "check_run_options", "run_sweep"
+    )
+    (load_sweep,) = lazy_names("learnability.sweep.spec", "load_sweep")
+    STATUSES, Store, open_existing = lazy_names(
+        "learnability.sweep.store", "STATUSES", "Store", "open_existing"
+    )
 
 _FORMATS = ("table", "csv", "parquet", "json")
 _SCALES = ("quick", "paper")

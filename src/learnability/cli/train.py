@@ -16,26 +16,16 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import torch
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from learnability.checkpoints import check_resume_source, nonfinite_weights, parameter_count
 from learnability.config import apply_overrides, config_hash, from_dict, load_yaml, save_resolved
-from learnability.device import resolve_device
 from learnability.errors import UserError
-from learnability.jobs.train import (
-    TrainJobConfig,
-    check_model_fits_task,
-    load_model,
-    run_train,
-    target_summary,
-)
 from learnability.jsonsafe import json_safe
-from learnability.measure.registry import MEASURES, check_measures, run_measures
+from learnability.lazy import lazy, lazy_names
 from learnability.paths import (
     atomic_write_text,
     check_output_dir,
@@ -43,7 +33,39 @@ from learnability.paths import (
     claim_output_dir,
     path_option,
 )
-from learnability.tasks import build_task
+
+if TYPE_CHECKING:
+    import torch
+
+    from learnability.checkpoints import check_resume_source, nonfinite_weights, parameter_count
+    from learnability.device import resolve_device
+    from learnability.jobs.train import (
+        TrainJobConfig,
+        check_model_fits_task,
+        load_model,
+        run_train,
+        target_summary,
+    )
+    from learnability.measure.registry import MEASURES, check_measures, run_measures
+    from learnability.tasks import build_task
+else:  # imported when first used: `--help` and a usage error need none of them (learnability.lazy)
+    torch = lazy("torch")
+    check_resume_source, nonfinite_weights, parameter_count = lazy_names(
+        "learnability.checkpoints", "check_resume_source", "nonfinite_weights", "parameter_count"
+    )
+    (resolve_device,) = lazy_names("learnability.device", "resolve_device")
+    TrainJobConfig, check_model_fits_task, load_model, run_train, target_summary = lazy_names(
+        "learnability.jobs.train",
+        "TrainJobConfig",
+        "check_model_fits_task",
+        "load_model",
+        "run_train",
+        "target_summary",
+    )
+    MEASURES, check_measures, run_measures = lazy_names(
+        "learnability.measure.registry", "MEASURES", "check_measures", "run_measures"
+    )
+    (build_task,) = lazy_names("learnability.tasks", "build_task")
 
 # what `train` writes into its run folder (trainer.pt: periodic checkpoints), and nothing else
 RUN_FILES = ("config.yaml", "metrics.jsonl", "model.pt", "result.json", "trainer.pt")
