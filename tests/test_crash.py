@@ -244,6 +244,9 @@ build_report([StudyReport("s", "New study", "", "", "quick", [], notes=["new"])]
 """
 
 
+REPORT_SET = ("report.html", "claims.json", "claims.md")
+
+
 @pytest.mark.timeout(120)
 def test_report_sigkilled_mid_write_leaves_the_old_report_whole(tmp_path: Path):
     from learnability.report.html import build_report
@@ -252,7 +255,8 @@ def test_report_sigkilled_mid_write_leaves_the_old_report_whole(tmp_path: Path):
     out = tmp_path / "report"
     note = "old report " + "x" * 200_000  # a page of some size, as a real one (MBs) is
     build_report([StudyReport("s", "Old study", "", "", "quick", [], notes=[note])], out)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {name: (out / name).read_bytes() for name in REPORT_SET}
+    listing = sorted(p.name for p in out.iterdir())
     writer = subprocess.Popen([PY, "-c", _KILLED_WRITER, str(out)], env=ENV)
     try:
         deadline = time.time() + 90
@@ -268,9 +272,78 @@ def test_report_sigkilled_mid_write_leaves_the_old_report_whole(tmp_path: Path):
     for name, data in before.items():
         assert (out / name).read_bytes() == data, f"{name} changed"
     assert "old report" in (out / "report.html").read_text()
-    # what the killed writer left is its own temporary file (a dot file), never a truncated output
-    left = sorted(p.name for p in out.iterdir() if p.name not in before and p.name != "stalled")
-    assert all(n.startswith(".report.html.") and n.endswith(".tmp") for n in left), left
+    # what the killed writer left is its own unfinished set, out of sight, and the next report
+    # removes it
+    assert sorted(p.name for p in out.iterdir() if p.name != "stalled") == listing
+    build_report([StudyReport("s", "Next", "", "", "quick", [], notes=["next"])], out)
+    assert len(list((out / ".learnability-report").iterdir())) == 2  # current, and its generation
+
+
+_SET_WRITER = """
+import dataclasses, sys
+from pathlib import Path
+from learnability.claims import Choice, Claim, Evidence, Obs, Rate, Units, above, evaluate, no_control
+from learnability.report.html import build_report
+from learnability.report.study_report import StudyReport
+
+obs = [Obs(u, 1.0, group="ok") for u in range(10)]
+claim = evaluate(Claim(
+    slug="c", title="c", statement="s", paper_statement="p",
+    evidence=lambda results, choices: Evidence(obs[: 9 if choices["filter"] == "strict" else 10]),
+    rule=Rate("ok", above(0.5, 0.6), what="f"), units=Units("seed"), control=no_control("none"),
+    choices=(Choice("filter", "none", ("strict",)),),
+), None, "s", "quick")
+out, k = Path(sys.argv[1]), int(sys.argv[2])
+while True:  # report after report, each naming its generation in all three files
+    k += 1
+    mark = f"generation-{k}-end"
+    c = dataclasses.replace(claim, measured=mark)
+    build_report([StudyReport("s", "S", "", "", "quick", [c], notes=[mark * 2000])], out)
+    if k % 5 == 0:
+        print(k, flush=True)
+"""
+
+
+def _generation_of(out: Path) -> set[str]:
+    """The generation each of the three report files names (one value when they agree)."""
+    import re
+
+    found = set()
+    for name in REPORT_SET:
+        text = (out / name).read_text()
+        if name == "claims.json":
+            text = json.loads(text)[0]["measured"]  # also: the file is whole JSON
+        found |= set(re.findall(r"generation-(\d+)-end", text))
+    return found
+
+
+@pytest.mark.timeout(400)
+def test_the_three_report_files_stay_one_set_when_killed_at_any_moment(tmp_path: Path):
+    import random
+
+    out = tmp_path / "report"
+    rng = random.Random(12)
+    last = 0
+    kills = 8  # bounded: each kill costs a fresh interpreter
+    for attempt in range(kills):
+        writer = subprocess.Popen(
+            [PY, "-c", _SET_WRITER, str(out), str(last * 1000)],
+            env=ENV, stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            assert writer.stdout is not None
+            assert writer.stdout.readline(), "the writer died"  # writing report after report
+            time.sleep(rng.uniform(0.0, 0.5))  # a moment anywhere in a write
+            writer.send_signal(signal.SIGKILL)
+            writer.wait(timeout=30)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                writer.kill()
+        generations = _generation_of(out)
+        assert len(generations) == 1, f"kill {attempt}: the files disagree: {generations}"
+        last = int(generations.pop()) // 1000 + 1
+    # what the killed writers left (unfinished generations) goes with the next report
+    assert len(list((out / ".learnability-report").iterdir())) <= 2 + kills
 
 
 def test_a_failed_atomic_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monkeypatch):

@@ -175,7 +175,7 @@ def run_studies(
                 print_claims(console, report)
     path = build_report(reports, out)
     console.print(f"\nclaims: {headline_text(reports)}")
-    console.print(f"report: {path.resolve()}")
+    console.print(f"report: {path.parent.resolve() / path.name}")  # the link, not its set
     console.print(f"figures: {(out / 'figures').resolve()}")
     warn_incomplete(reports)  # a study with runs missing from the store (an interrupted run)
     if errors:

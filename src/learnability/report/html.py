@@ -32,7 +32,7 @@ from typing import Any
 from learnability import __version__
 from learnability.claims import VERDICTS, ClaimResult
 from learnability.jsonsafe import json_safe
-from learnability.paths import atomic_write_text
+from learnability.paths import write_file_set
 from learnability.report.render import MAX_COLUMNS, FigureFile
 from learnability.report.study_report import StudyReport
 from learnability.stats import Estimate
@@ -799,15 +799,14 @@ parameters alone decide it; <i>not run</i> means the plan does not run the check
 {_all_claims_table(reports)}
 {body}
 </body></html>"""
-    path = out_dir / "report.html"
-    # each file atomically (temporary file, then rename): a kill or a full disk leaves the old one
-    atomic_write_text(path, page)
-    atomic_write_text(
-        out_dir / "claims.json",
-        json.dumps(json_safe(claims_json(reports), "null"), indent=2, default=str, allow_nan=False),
+    claims = json.dumps(
+        json_safe(claims_json(reports), "null"), indent=2, default=str, allow_nan=False
     )
-    atomic_write_text(out_dir / "claims.md", claims_markdown(reports))
-    return path
+    # the three as one set (`paths.write_file_set`): whenever a kill or a full disk stops this, a
+    # reader finds the old three or the new three, never a page beside another run's claims
+    files = {"report.html": page, "claims.json": claims, "claims.md": claims_markdown(reports)}
+    write_file_set(out_dir, {n: text.encode("utf-8") for n, text in files.items()}, "report")
+    return out_dir / "report.html"
 
 
 __all__ = [
