@@ -13,8 +13,9 @@ length), or `none`.
 Readout: `last` position, `eos` (an EOS token, id `vocab_size`, is appended and read), `cls` (a CLS
 token, id `vocab_size`, is prepended and read), or `all` positions.
 
-Init schemes (`init`, shared by every model kind: `learnability.models.init`): `default` (= `pytorch`) is PyTorch's own (what `nn.TransformerEncoder` gives: embeddings N(0,1),
-Linear kaiming-uniform, Xavier-uniform q/k/v); `uniform` draws *every* parameter (LayerNorm gains and
+Init schemes (`init`, shared by every model kind: `learnability.models.init`): `default` (= `pytorch`)
+is PyTorch's own (what `nn.TransformerEncoder` gives: embeddings N(0,1), Linear kaiming-uniform,
+Xavier-uniform q/k/v); `uniform` draws *every* parameter (LayerNorm gains and
 biases included) from U[−B, B] with B = `init_scale`; `gaussian` every parameter from N(0, σ²), σ =
 `init_scale`; `xavier_uniform` / `xavier_normal` apply Xavier to every matrix (q, k and v separately,
 embeddings included) with zero biases and LayerNorm 1 / 0.
