@@ -32,6 +32,7 @@ __all__ = [
     "atomic_path",
     "atomic_write_bytes",
     "atomic_write_text",
+    "check_file_name",
     "check_output_dir",
     "check_output_file",
     "check_regular_file",
@@ -128,6 +129,29 @@ def check_regular_file(path: str | Path, what: str = "file", allowed: str = "a f
             f"{what} {str(path)!r} is not a regular file (a FIFO or a device); give {allowed}"
         )
     return path
+
+
+# -- names that become file names ----------------------------------------------------------------------
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+MAX_NAME = 100
+
+
+def check_file_name(what: str, name: object) -> str:
+    """`name` if it can be one component of a file name as it is: ASCII letters, digits, '_', '-'
+    and '.', not starting with '.', at most `MAX_NAME` characters. A name from a study file (a
+    figure's, a claim's slug) becomes part of a path: a '/' or '..' in it would write elsewhere."""
+    ok = (
+        isinstance(name, str)
+        and 0 < len(name) <= MAX_NAME
+        and not name.startswith(".")
+        and set(name) <= _NAME_CHARS
+    )
+    if not ok:
+        raise UserError(
+            f"{what} {name!r} is not allowed; it names a file: use at most {MAX_NAME} letters, "
+            "digits, '_', '-' or '.' (not first)"
+        )
+    return name  # type: ignore[return-value]
 
 
 # -- empty paths -------------------------------------------------------------------------------------

@@ -19,10 +19,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from learnability.cli.options import literal
 from learnability.errors import UserError
 from learnability.jsonsafe import json_safe
 from learnability.lazy import lazy, lazy_names
-from learnability.paths import atomic_path, check_writable_file, path_option
+from learnability.paths import atomic_path, check_output_file, claim_output_file, path_option
 
 if TYPE_CHECKING:
     import numpy as np
@@ -124,7 +125,7 @@ def profile_command(
     if plot is not None:
         _plot(result, plot)
         if not json_out:
-            Console().print(f"histogram written to {plot}")
+            Console().print(literal(f"histogram written to {plot}"))
 
 
 def _print_profile(p: SensitivityProfile) -> None:
@@ -172,7 +173,7 @@ def _print_profile(p: SensitivityProfile) -> None:
             f"zero-sensitivity fraction K_0/2^n ≤ [bold]{p.zero_fraction_upper:.3g}[/] (upper bound)"
         )
     for note in p.notes:
-        console.print(f"[dim]{note}[/]")
+        console.print(f"[dim]{literal(note)}[/]")
 
 
 def _check_plot_path(path: Path) -> None:
@@ -184,7 +185,7 @@ def _check_plot_path(path: Path) -> None:
         missing = False  # a name too long to look up: check_writable_file says so below
     if missing:
         raise UserError(f"--plot {str(path)!r}: folder {str(path.parent)!r} does not exist")
-    check_writable_file(path, "--plot")
+    check_output_file(path, "--plot")  # never over a file learnability did not write
 
 
 class _SamplingProgress:
@@ -235,6 +236,7 @@ def _plot(p: SensitivityProfile, path: Path) -> None:
     label = "exact" if p.exact else f"{p.samples} samples"
     ax.set_title(f"{p.name}, n = {p.n} ({label}); as = {p.average:.3g}")
     fig.tight_layout()
+    claim_output_file(path)
     with atomic_path(path) as tmp:  # the format from the real name: the temporary one ends .tmp
         fig.savefig(tmp, format=path.suffix.lower().lstrip(".").replace("jpg", "jpeg"))
     plt.close(fig)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import traceback
 from pathlib import Path
 from typing import Annotated, Any
@@ -10,9 +12,10 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from learnability.paths import path_option
+from learnability.paths import check_regular_file, path_option
 
 # what `report` / `reproduce` / `study run` write into the report folder (figures/: a folder of its own)
 REPORT_FILES = ("report.html", "claims.json", "claims.md", "figures")
@@ -49,6 +52,49 @@ _VERDICT_STYLE = {
     "vacuous": "magenta",
     "not run": "dim",
 }
+
+
+STORE_FILE = "learnability.db"  # the store's file in a results folder (learnability.sweep.store)
+
+
+def check_store(results: Path) -> Path:
+    """`results` (a --results folder), refused when its store file is there but is not a regular
+    file: SQLite would wait forever on a FIFO, and "no results store" would be untrue."""
+    store = Path(results) / STORE_FILE
+    if os.path.lexists(store):
+        check_regular_file(
+            store, "results store", "a folder holding a learnability.db, or a new one"
+        )
+    return Path(results)
+
+
+def expand_sweep(sweep: Any) -> list[Any]:
+    """`sweep.expand()` (every run's config built and checked), with a transient progress bar on a
+    terminal when it is large."""
+    if sweep.size() < 5000 or not sys.stdout.isatty():
+        return sweep.expand()
+    with Progress(
+        TextColumn("checking configs"), BarColumn(), MofNCompleteColumn(), transient=True
+    ) as bar:
+        task = bar.add_task("expand", total=sweep.size())
+        return sweep.expand(lambda done, total: bar.update(task, completed=done))
+
+
+def check_resume_sources(specs: list[Any]) -> None:
+    """Runs that resume from a checkpoint file named in their config: each distinct file read
+    safely now, so a bad or planted file is refused before anything runs."""
+    from learnability.checkpoints import check_resume_source  # (torch: only when needed)
+
+    seen: set[tuple[str, str, str]] = set()
+    for spec in specs:
+        train = getattr(spec.config, "train", None)
+        path = getattr(train, "checkpoint_path", None)
+        if not (path and getattr(train, "resume", False) and hasattr(spec.config, "model")):
+            continue
+        key = (path, repr(spec.config.model), repr(train))
+        if key not in seen:
+            seen.add(key)
+            check_resume_source(spec.config)
 
 
 def new_console() -> Console:

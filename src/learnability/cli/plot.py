@@ -21,7 +21,7 @@ import typer
 
 from learnability.config import parse_override
 from learnability.errors import UserError, check_choice
-from learnability.paths import check_writable_file, path_option
+from learnability.paths import check_output_file, claim_output_file, path_option
 
 
 def _where(df: Any, clauses: list[str]) -> Any:
@@ -81,7 +81,7 @@ def plot_command(
     if out is not None:
         if out.suffix.lower() not in (".png", ".pdf"):
             raise UserError(f"--out {str(out)!r} must end in .png or .pdf")
-        check_writable_file(out, "--out")
+        check_output_file(out, "--out")  # never over a file learnability did not write
     from learnability.frame import results as stored
     from learnability.frame import sweep_figure
     from learnability.report.render import save_as
@@ -99,7 +99,8 @@ def plot_command(
     if out is None:
         name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in sweep)
         out = results / "plots" / f"{name}_{built.figure.name}.png"
-        check_writable_file(out, "--out")
+        check_output_file(out, "--out")
+    claim_output_file(out)
     save_as(built.figure, out, built.xcategories)
     others = everything[everything["status"] != status]["status"].value_counts().to_dict()
     left = (

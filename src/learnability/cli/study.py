@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -31,7 +32,11 @@ from learnability.cli.options import (
     Results,
     RetryFailed,
     Workers,
+    check_resume_sources,
+    check_store,
     describe,
+    expand_sweep,
+    literal,
     new_console,
     print_claims,
     warn_incomplete,
@@ -92,6 +97,77 @@ def load_study_files(paths: list[Path], scale: str | None = None) -> list[Any]:
     return studies
 
 
+@dataclass
+class PreparedStudies:
+    """What a study command will do, checked before anything is written: the budget in seconds,
+    the scale, the report folder, and per study its plan and every run's resolved spec (or why a
+    built-in study's sweeps could not be built: that study is reported as failed, the others run)."""
+
+    budget_s: float | None
+    scale: str | None
+    out: Path
+    plans: list[tuple[Any, Any, list[Any], str | None]] = field(default_factory=list)
+
+    @property
+    def runs(self) -> int:
+        return len({spec.run_id for _, _, specs, _ in self.plans for spec in specs})
+
+
+def prepare_studies(
+    studies: list[Any],
+    *,
+    scale: str | None,
+    backend: str,
+    address: str | None,
+    workers: int | None,
+    results: Path,
+    device: str,
+    out: Path | None,
+    budget: str | None = None,
+) -> PreparedStudies:
+    """Every check of a study command, in one place, so `--dry-run` refuses exactly what the real
+    run refuses: the options, the budget, the results and report folders, and every run's config
+    (each sweep expanded, the whole command held to the run limit). Writes nothing; bad input
+    raises `UserError`."""
+    from learnability.sweep.spec import check_run_count
+
+    budget_s = None if budget is None else adaptive.parse_budget(budget)
+    check_run_options(backend, workers, address, device, 1, cli=True)
+    if budget_s is not None and scale is None:
+        defaults = sorted({s.default_scale for s in studies})
+        if len(defaults) > 1:
+            raise UserError(
+                f"--budget needs one scale for all studies; their default scales differ "
+                f"({', '.join(defaults)}): give --scale"
+            )
+        scale = defaults[0]
+    out = out or results / "report"
+    check_writable_dir(check_store(results), "--results")
+    check_output_dir(out, REPORT_FILES, "--out")  # never over files learnability did not write
+    prepared = PreparedStudies(budget_s, scale, out)
+    built: list[tuple[Any, Any, list[Any], str | None]] = []
+    for s in studies:
+        plan = s.plan(scale)
+        try:
+            sweeps = sweeps_of(s, plan)
+        except (UserError, KeyboardInterrupt):
+            raise
+        except (Exception, SystemExit) as exc:  # a broken built-in study: reported, not run
+            built.append((s, plan, [], describe(exc)))
+            continue
+        built.append((s, plan, sweeps, None))
+    # the limit holds for the whole command, counted before anything is expanded (a study of
+    # many large sweeps would otherwise take minutes to expand before being refused)
+    asked = sum(sweep.size() for _, _, sweeps, _ in built for sweep in sweeps)
+    what = studies[0].name if len(studies) == 1 else f"these {len(studies)} studies"
+    check_run_count(asked, f"study {what!r}" if len(studies) == 1 else what, "all their sweeps")
+    for s, plan, sweeps, error in built:
+        specs = [spec for sweep in sweeps for spec in expand_sweep(sweep)]
+        check_resume_sources(specs)
+        prepared.plans.append((s, plan, specs, error))
+    return prepared
+
+
 def run_studies(
     studies: list[Any],
     *,
@@ -104,40 +180,34 @@ def run_studies(
     out: Path | None,
     retry_failed: bool,
     budget: str | None = None,
+    prepared: PreparedStudies | None = None,
 ) -> None:
     """Run each study's sweeps (at `scale`, or each study's default plan) into the store, analyse
     them, and write report.html / claims.json / claims.md into `out` (default RESULTS/report).
     With `budget` (wall time for the whole command), adaptive replication follows the fixed plans
     (`learnability.studies.adaptive`). Exits 1 when a study failed (the others are still reported);
-    bad input raises `UserError`."""
+    bad input raises `UserError`, before anything is written (`prepare_studies`)."""
     started = time.time()  # --budget counts from here
-    budget_s = None if budget is None else adaptive.parse_budget(budget)
-    # bad input is refused here, before any study runs or any report (empty or not) is written
-    check_run_options(backend, workers, address, device, 1, cli=True)
-    if budget_s is not None and scale is None:
-        defaults = sorted({s.default_scale for s in studies})
-        if len(defaults) > 1:
-            raise UserError(
-                f"--budget needs one scale for all studies; their default scales differ "
-                f"({', '.join(defaults)}): give --scale"
-            )
-        scale = defaults[0]
-    out = out or results / "report"
-    check_writable_dir(results, "--results")
-    check_output_dir(out, REPORT_FILES, "--out")  # never over files learnability did not write
+    if prepared is None:
+        prepared = prepare_studies(
+            studies, scale=scale, backend=backend, address=address, workers=workers,
+            results=results, device=device, out=out, budget=budget,
+        )  # fmt: skip
+    budget_s, scale, out = prepared.budget_s, prepared.scale, prepared.out
     console: Console = new_console()
     reports, errors = [], {}
     with Store(results) as store:
         claim_output_dir(out, REPORT_FILES)
-        for s in studies:
+        for s, plan, specs, broken in prepared.plans:
             t0 = time.perf_counter()
-            console.rule(f"[bold]{s.name}[/] — {s.title}")
+            console.rule(f"[bold]{literal(s.name)}[/] — {literal(s.title)}")
             sweeping = True  # a UserError while the runs start is bad input: stop, exit 2
             try:
-                plan = s.plan(scale)
-                console.print(f"cost estimate ({plan.scale}): {s.estimate(plan)}")
+                if broken is not None:
+                    raise RuntimeError(broken)
+                console.print(f"cost estimate ({literal(plan.scale)}): {_estimate(specs, plan)}")
                 summary = run_sweep(
-                    sweeps_of(s, plan),
+                    specs,
                     store,
                     backend=backend,
                     workers=workers,
@@ -146,26 +216,27 @@ def run_studies(
                     retry_failed=retry_failed,
                 )
                 sweeping = False
-                console.print(f"runs: {summary.line()}")
+                console.print(f"runs: {literal(summary.line())}")
                 report = analyse_study(s, store, plan, out, seconds=time.perf_counter() - t0)
                 report.seconds = time.perf_counter() - t0
                 reports.append(report)
                 print_claims(console, report)
             except KeyboardInterrupt:
                 raise
-            except Exception as exc:  # one broken study must not take the others down
+            except (Exception, SystemExit) as exc:  # one broken study must not take the others down
                 if sweeping and isinstance(exc, UserError):
                     raise  # e.g. a Ray cluster that cannot be reached: every study would fail
-                errors[s.name] = describe(exc)
+                errors[s.name] = broken or describe(exc)
                 seconds = time.perf_counter() - t0
                 where = str(scale or getattr(s, "default_scale", "quick"))
                 reports.append(error_report(s, where, f"study failed: {errors[s.name]}", seconds))
-                console.print(f"[red]{s.name} failed:[/] {errors[s.name]}")
+                console.print(f"[red]{literal(s.name)} failed:[/] {literal(errors[s.name])}")
         if budget_s is not None:
-            assert scale is not None  # set above when --budget is given
+            assert scale is not None  # set by prepare_studies when --budget is given
             console.rule("[bold]adaptive replication[/]")
             reports = adaptive.replicate_and_report(
-                studies, store, scale, budget_s, started, reports, out, say=console.print,
+                studies, store, scale, budget_s, started, reports, out,
+                say=lambda text: console.print(literal(text)),
                 parallel=workers, run=lambda sweeps: run_sweep(
                     sweeps, store, backend=backend, workers=workers, address=address,
                     device=device, retry_failed=retry_failed,
@@ -174,13 +245,19 @@ def run_studies(
             for report in reports:
                 print_claims(console, report)
     path = build_report(reports, out)
-    console.print(f"\nclaims: {headline_text(reports)}")
-    console.print(f"report: {path.parent.resolve() / path.name}")  # the link, not its set
-    console.print(f"figures: {(out / 'figures').resolve()}")
+    console.print(f"\nclaims: {literal(headline_text(reports))}")
+    console.print(f"report: {literal(path.parent.resolve() / path.name)}")  # the link, not its set
+    console.print(f"figures: {literal((out / 'figures').resolve())}")
     warn_incomplete(reports)  # a study with runs missing from the store (an interrupted run)
     if errors:
         # (typer.Exit's code is dropped under standalone_mode=False, which the root command uses)
         sys.exit(1)
+
+
+def _estimate(specs: list[Any], plan: Any) -> str:
+    # what Study.estimate says, from the runs already expanded
+    runs = len({spec.run_id for spec in specs})
+    return f"{runs} runs" + (f"; {plan.cost}" if plan.cost else "")
 
 
 @app.command("run")
@@ -211,26 +288,44 @@ def run_command(
 
     check_run_options(backend, workers, address, device, 1, cli=True)
     (study,) = load_study_files([file], scale)
+    # the dry run and the real run check the same things, in the same function
+    prepared = prepare_studies(
+        [study], scale=scale, backend=backend, address=address, workers=workers,
+        results=results, device=device, out=out, budget=budget,
+    )  # fmt: skip
     if dry_run:
-        plan = study.plan(scale)
+        ((_, plan, specs, _),) = prepared.plans
         typer.echo(
-            f"study {study.name!r}, scale {plan.scale!r}: {study.estimate(plan)}; "
+            f"study {study.name!r}, scale {plan.scale!r}: {_estimate(specs, plan)}; "
             f"{len(study.claims(plan))} claims (dry run, nothing run)"
         )
         return
     run_studies(
         [study], scale=scale, backend=backend, address=address, workers=workers, results=results,
-        device=device, out=out, retry_failed=retry_failed, budget=budget,
+        device=device, out=out, retry_failed=retry_failed, budget=budget, prepared=prepared,
     )  # fmt: skip
 
 
-def _unit_counts(text: str) -> list[int]:
+# Declared limits of `study power`: a unit count beyond a plan anyone runs, or more resampled units
+# than a few minutes hold, is a typo (`--units 2,100000000` ran on for hours)
+MAX_UNITS = 10_000
+MAX_UNIT_DRAWS = 100_000_000  # draws × the unit counts' sum: units resampled in all
+
+
+def _unit_counts(text: str, draws: int) -> list[int]:
     try:
         counts = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         counts = []
-    if not counts or min(counts) < 2:
-        raise UserError(f"--units {text!r}: give unit counts ≥ 2 separated by commas, e.g. 8,16,24")
+    if not counts or min(counts) < 2 or max(counts) > MAX_UNITS:
+        raise UserError(
+            f"--units {text!r}: give unit counts in 2..{MAX_UNITS:,} separated by commas, e.g. 8,16,24"
+        )
+    if draws * sum(counts) > MAX_UNIT_DRAWS:
+        raise UserError(
+            f"--units {text!r} with --draws {draws} resamples {draws * sum(counts):,} units; at "
+            f"most {MAX_UNIT_DRAWS:,} (draws × the unit counts' sum) are allowed: fewer draws or counts"
+        )
     return counts
 
 
@@ -249,12 +344,12 @@ def power_command(
     """How often a claim's rule would decide with n units, resampled from a pilot store (every
     finished run of the study in --results, whatever seeds it has): choose a plan's units with it,
     then run them on fresh seeds."""
-    counts = _unit_counts(units)
+    counts = _unit_counts(units, draws)
     if study in available_studies():
         the_study = get_study(study)
     else:
         (the_study,) = load_study_files([path_option(study)])
-    with open_existing(results) as store:
+    with open_existing(check_store(results)) as store:
         records = [r for r in store.records(study=the_study.name) if r.status != "running"]
         if not records:
             raise UserError(f"no finished runs of study {the_study.name!r} in {str(results)!r}")
@@ -277,4 +372,11 @@ def power_command(
         typer.echo(f"  {n:>5}: " + ", ".join(f"{v} {p:.1%}" for v, p in shares.items()))
 
 
-__all__ = ["app", "load_study_files", "power_command", "run_studies"]
+__all__ = [
+    "PreparedStudies",
+    "app",
+    "load_study_files",
+    "power_command",
+    "prepare_studies",
+    "run_studies",
+]

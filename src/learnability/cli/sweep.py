@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from typer.core import TyperCommand
 
 from learnability.cli.options import (
     REPORT_FILES,
+    STORE_FILE,
     Address,
     Backend,
     Budget,
@@ -39,7 +39,11 @@ from learnability.cli.options import (
     Results,
     RetryFailed,
     Workers,
+    check_resume_sources,
+    check_store,
     describe,
+    expand_sweep,
+    literal,
     new_console,
     warn_incomplete,
 )
@@ -50,14 +54,14 @@ from learnability.paths import (
     atomic_path,
     atomic_write_text,
     check_output_dir,
+    check_output_file,
     check_writable_dir,
-    check_writable_file,
     claim_output_dir,
+    claim_output_file,
     path_option,
 )
 
 if TYPE_CHECKING:
-    from learnability.checkpoints import check_resume_source
     from learnability.report.html import build_report, headline_text
     from learnability.studies import available_studies, get_study
     from learnability.studies.pipeline import analyse_study, error_report, sweeps_of
@@ -66,7 +70,6 @@ if TYPE_CHECKING:
     from learnability.sweep.spec import load_sweep
     from learnability.sweep.store import STATUSES, Store, open_existing
 else:  # imported when first used: `--help` and a usage error need none of them (learnability.lazy)
-    (check_resume_source,) = lazy_names("learnability.checkpoints", "check_resume_source")
     build_report, headline_text = lazy_names(
         "learnability.report.html", "build_report", "headline_text"
     )
@@ -164,13 +167,14 @@ def sweep_command(
     # everything is checked before the store is even created: a refused command writes nothing
     check_run_options(backend, workers, address, device, threads, cli=True)
     sweep = load_sweep(file, [*(overrides or []), *_threads_override(file, overrides, threads)])
-    specs = _expand(sweep)
-    _check_resume_sources(specs)
-    if not dry_run:
-        check_writable_dir(results, "--results")
+    specs = expand_sweep(sweep)
+    check_resume_sources(specs)
+    # checked in a dry run too (it writes nothing): the dry run refuses what the real run refuses
+    check_writable_dir(check_store(results), "--results")
     if dry_run:
         console.print(
-            f"sweep {sweep.name!r}: {len(specs)} runs of job {sweep.job!r} (dry run, nothing run)"
+            literal(f"sweep {sweep.name!r}: {len(specs)} runs of job {sweep.job!r}")
+            + " (dry run, nothing run)"
         )
         return
 
@@ -186,14 +190,14 @@ def sweep_command(
             progress=True,
             threads_per_worker=threads,
         )
-    console.print(f"sweep {sweep.name!r}: {summary.line()}")
+    console.print(literal(f"sweep {sweep.name!r}: {summary.line()}"))
     for run_id, error in summary.failures[:5]:
-        console.print(f"  [red]failed[/] {run_id}: {error}")
+        console.print(f"  [red]failed[/] {literal(run_id)}: {literal(error)}")
     if len(summary.failures) > 5:
         console.print(
             f"  ... and {len(summary.failures) - 5} more (learnability results --status failed)"
         )
-    console.print(f"results in {results}/learnability.db")
+    console.print(literal(f"results in {results}/learnability.db"))
     if summary.executed and summary.failed == summary.executed:
         # nothing this command ran worked: a script chaining on it must not go on as if it had
         first = summary.failures[0][1] if summary.failures else ""
@@ -219,34 +223,6 @@ def _threads_override(file: Path, overrides: list[str] | None, threads: int) -> 
             "it with --threads 1 (the default) and use --workers for parallel runs"
         )
     return [f"threads={threads}"]
-
-
-def _expand(sweep: Any) -> list[Any]:
-    """`sweep.expand()`, with a transient progress bar on a terminal when it is large."""
-    if sweep.size() < 5000 or not sys.stdout.isatty():
-        return sweep.expand()
-
-    with Progress(
-        TextColumn("checking configs"), BarColumn(), MofNCompleteColumn(), transient=True
-    ) as bar:
-        task = bar.add_task("expand", total=sweep.size())
-        return sweep.expand(lambda done, total: bar.update(task, completed=done))
-
-
-def _check_resume_sources(specs: list[Any]) -> None:
-    # a run that resumes from a checkpoint file named in the sweep: read it safely now, so a bad or
-    # planted file is refused before anything runs (each distinct file once)
-
-    seen: set[tuple[str, str, str]] = set()
-    for spec in specs:
-        train = getattr(spec.config, "train", None)
-        path = getattr(train, "checkpoint_path", None)
-        if not (path and getattr(train, "resume", False) and hasattr(spec.config, "model")):
-            continue
-        key = (path, repr(spec.config.model), repr(train))
-        if key not in seen:
-            seen.add(key)
-            check_resume_source(spec.config)
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -306,6 +282,7 @@ def results_command(
     ] = None,
 ) -> None:
     """List stored runs with their config and metrics as flat columns."""
+    from learnability.frame import read_records
 
     check_choice("format", format, _FORMATS)
     if status is not None:
@@ -313,13 +290,13 @@ def results_command(
     if format == "parquet" and out is None:
         raise UserError("--format parquet writes a file; give --out FILE.parquet")
     if out is not None:
-        check_writable_file(out, "--out")
-    with open_existing(results) as store:
+        check_output_file(out, "--out")  # never over a file learnability did not write
+    with open_existing(check_store(results)) as store:
         if study is not None and study not in store.studies():
             check_choice("study", study, store.studies())
         if sweep is not None and sweep not in store.sweeps():
             check_choice("sweep", sweep, store.sweeps())
-        records = store.records(sweep=sweep, study=study, status=status)
+        records = read_records(store, sweep=sweep, study=study, status=status)
     all_columns, rows = record_rows(records)
     if columns:
         all_columns = _select_columns(all_columns, columns)
@@ -340,14 +317,16 @@ def results_command(
         text = buf.getvalue()
     else:
         assert out is not None  # parquet without --out was refused above
+        claim_output_file(out)
         _write_parquet(all_columns, rows, out)
-        console.print(f"{len(rows)} runs written to {out}")
+        console.print(literal(f"{len(rows)} runs written to {out}"))
         return
     if out is None:
         typer.echo(text, nl=False)
     else:
+        claim_output_file(out)
         atomic_write_text(out, text)
-        console.print(f"{len(rows)} runs written to {out}")
+        console.print(literal(f"{len(rows)} runs written to {out}"))
 
 
 def _plain(r: Any) -> dict[str, Any]:
@@ -376,17 +355,29 @@ def _write_parquet(columns: list[str], rows: list[dict[str, Any]], out: Path) ->
         raise UserError(
             "--format parquet needs pyarrow: pip install 'learnability[parquet]'"
         ) from None
-    data = {}
-    for c in columns:
-        values = [_cell(row.get(c)) for row in rows]
-        kinds = {type(v) for v in values if v is not None}
-        if kinds and not (kinds <= {int, float} or len(kinds) == 1):
-            values = [None if v is None else str(v) for v in values]  # mixed types: keep as text
-        elif kinds == {int, float}:
-            values = [None if v is None else float(v) for v in values]
-        data[c] = values
+    data = {c: _parquet_column([_cell(row.get(c)) for row in rows]) for c in columns}
     with atomic_path(out) as tmp:
         pq.write_table(pa.table(data), tmp)
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _parquet_column(values: list[Any]) -> list[Any]:
+    """One column's values as parquet can hold them: numbers as numbers; mixed types, and integers
+    beyond parquet's 64 bits (or beyond any float), as their text, exactly as stored."""
+    kinds = {type(v) for v in values if v is not None}
+    ints = [v for v in values if type(v) is int]
+    wide = any(not _INT64[0] <= v <= _INT64[1] for v in ints)
+    mixed = bool(kinds) and not (kinds <= {int, float} or len(kinds) == 1)
+    if mixed or (wide and kinds == {int}):
+        return [None if v is None else str(v) for v in values]
+    if kinds == {int, float}:
+        try:
+            return [None if v is None else float(v) for v in values]
+        except OverflowError:  # an integer beyond any float
+            return [None if v is None else str(v) for v in values]
+    return values
 
 
 def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]]) -> None:
@@ -405,24 +396,30 @@ def _print_table(console: Console, columns: list[str], rows: list[dict[str, Any]
     fits = max(4, console.width // 11)
     left_out = keep[fits:]
     keep = keep[:fits]
+    # only a column with one value in every row is called constant; a varying column the
+    # terminal has no room for is listed below the table as left out, never shown as one value
     constant = [
-        c for c in columns if c not in keep and c not in hidden and rows[0].get(c) is not None
+        c
+        for c in columns
+        if c not in varying and c not in keep and c not in hidden and rows[0].get(c) is not None
     ]
     if constant:
         shown = ", ".join(f"{c}={_short(rows[0].get(c))}" for c in constant[:12])
         more = f" (+{len(constant) - 12} more)" if len(constant) > 12 else ""
-        console.print(f"all {len(rows)} runs: {shown}{more}")
+        console.print(literal(f"all {len(rows)} runs: {shown}{more}"))
     table = Table(show_lines=False)
     for c in keep:
         label = c.replace("config.", "").replace("metrics.", "m.")
-        table.add_column(label, no_wrap=c == "run_id", overflow="fold")
+        table.add_column(literal(label), no_wrap=c == "run_id", overflow="fold")
     for row in rows:
-        table.add_row(*[_short(row.get(c)) for c in keep])
+        table.add_row(*[literal(_short(row.get(c))) for c in keep])
     console.print(table)
     if left_out:
         console.print(
-            f"(+{len(left_out)} more varying columns: {', '.join(left_out[:6])}"
-            f"{', ...' if len(left_out) > 6 else ''}; choose with --columns, or use --format csv)"
+            literal(
+                f"(+{len(left_out)} more varying columns: {', '.join(left_out[:6])}"
+                f"{', ...' if len(left_out) > 6 else ''}; choose with --columns, or use --format csv)"
+            )
         )
 
 
@@ -492,7 +489,7 @@ def report_command(
     out = out or results / "report"
     check_output_dir(out, REPORT_FILES, "--out")
     console = new_console()
-    with open_existing(results) as store:
+    with open_existing(check_store(results)) as store:
         names = list(study or [])
         present = set(store.studies())
         if not names and not files:
@@ -517,7 +514,7 @@ def report_command(
             t0 = time.perf_counter()
             try:
                 reports.append(analyse_study(s, store, scale, out))
-            except Exception as exc:
+            except (Exception, SystemExit) as exc:  # (SystemExit: a study file's own code)
                 errors[s.name] = describe(exc)
                 reports.append(
                     error_report(
@@ -527,10 +524,12 @@ def report_command(
                         time.perf_counter() - t0,
                     )
                 )
-                console.print(f"[red]{s.name}: analysis failed:[/] {errors[s.name]}")
+                console.print(
+                    f"[red]{literal(s.name)}: analysis failed:[/] {literal(errors[s.name])}"
+                )
     path = _write_report(reports, out)
-    console.print(f"claims: {headline_text(reports)}")
-    console.print(f"report: {path}")
+    console.print(f"claims: {literal(headline_text(reports))}")
+    console.print(f"report: {literal(path)}")
     warn_incomplete(reports)
 
 
@@ -557,39 +556,46 @@ def reproduce_command(
 ) -> None:
     """Run each study's sweeps into the store, analyse them, and write the report."""
 
-    from learnability.cli.study import run_studies
+    from learnability.cli.study import prepare_studies, run_studies
 
     check_choice("scale", scale, _SCALES)
     studies = _studies(list(study or []))
+    # the dry run and the real run refuse the same input: both go through prepare_studies
+    prepared = prepare_studies(
+        studies, scale=scale, backend=backend, address=address, workers=workers,
+        results=results, device=device, out=out, budget=budget,
+    )  # fmt: skip
     if dry_run:
-        # bad input is refused first, as the real run would refuse it; then nothing is written
-        check_run_options(backend, workers, address, device, 1, cli=True)
-        check_writable_dir(results, "--results")
-        check_output_dir(out or results / "report", REPORT_FILES, "--out")
-        dry_run_studies(studies, scale, results)
+        dry_run_studies(prepared, results)
         return
     run_studies(
         studies, scale=scale, backend=backend, address=address, workers=workers,
         results=results, device=device, out=out, retry_failed=retry_failed, budget=budget,
+        prepared=prepared,
     )  # fmt: skip
 
 
-def dry_run_studies(studies: list[Any], scale: str | None, results: Path) -> int:
-    """`reproduce --dry-run`: expand every sweep of every study at `scale` (each run's config built and
-    checked, as the real run would), print per study the runs and the plan's cost estimate (and how
-    many are finished in the store, read-only, when there is one). Writes nothing; returns the runs."""
+def dry_run_studies(prepared: Any, results: Path) -> int:
+    """`reproduce --dry-run`: what `prepare_studies` checked (every sweep of every study expanded,
+    each run's config built, as the real run does), printed per study: the runs and the plan's cost
+    estimate (and how many are finished in the store, read-only, when there is one). Writes
+    nothing; returns the runs."""
     console = new_console()
     stored: set[str] = set()
-    if (results / "learnability.db").is_file():
+    if (check_store(results) / STORE_FILE).is_file():
         with open_existing(results) as store:
             stored = store.done_ids(("ok", "diverged"))
     total = 0
-    for s in studies:
-        plan = s.plan(scale)
-        ids = {spec.run_id for sweep in sweeps_of(s, plan) for spec in _expand(sweep)}
+    for s, plan, specs, broken in prepared.plans:
+        if broken is not None:
+            console.print(
+                f"{literal(s.name)} ({literal(plan.scale)}): [red]failed:[/] {literal(broken)}"
+            )
+            continue
+        ids = {spec.run_id for spec in specs}
         total += len(ids)
         done = f", {len(ids & stored)} finished in the store" if stored else ""
         cost = f"; {plan.cost}" if plan.cost else ""
-        console.print(f"{s.name} ({plan.scale}): {len(ids)} runs{done}{cost}")
+        console.print(literal(f"{s.name} ({plan.scale}): {len(ids)} runs{done}{cost}"))
     console.print(f"{total} runs in all, every config checked (dry run: nothing run or written)")
     return total

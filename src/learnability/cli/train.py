@@ -22,6 +22,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from learnability.cli.options import literal
 from learnability.config import apply_overrides, config_hash, from_dict, load_yaml, save_resolved
 from learnability.errors import UserError
 from learnability.jsonsafe import json_safe
@@ -88,9 +89,9 @@ def _scalar_rows(metrics: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _show(metrics: dict[str, Any], title: str) -> None:
-    table = Table(title=title, show_header=False)
+    table = Table(title=literal(title), show_header=False)
     for k, v in _scalar_rows(metrics):
-        table.add_row(k, v)
+        table.add_row(literal(k), literal(v))
     Console().print(table)
 
 

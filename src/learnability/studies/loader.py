@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from learnability.errors import UserError
+from learnability.paths import check_file_name
 from learnability.studies.base import Study
 
 # a module with __path__ is a package to the import system: study files become its submodules
@@ -223,6 +224,8 @@ def check_declaration(study: Study[Any], plan: Any, source: str) -> None:
                         "(the study's name, a slash, the sweep's own name)"
                     )
         else:
+            for c in built:  # a slug names the claim's figure file: nothing that leaves figures/
+                check_file_name(f"{source}: claim slug", c.slug)
             slugs = [c.slug for c in built]
             twice = sorted({x for x in slugs if slugs.count(x) > 1})
             if twice:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from learnability.claims import evaluate
+from learnability.paths import check_file_name
 from learnability.report import render
 from learnability.report.panels import Figure, Table
 from learnability.report.study_report import StudyReport
@@ -78,6 +79,8 @@ def analyse_records(
     )
     for item in study.exhibits(results, plan):
         if isinstance(item, Figure):
+            # a study file's figure name becomes a file name: nothing that writes outside figures/
+            check_file_name(f"study {study.name!r}: figure name", item.name)
             report.figures.append(render.save(item, figures_dir, study.name))
         elif isinstance(item, Table):
             report.tables.append(item)
