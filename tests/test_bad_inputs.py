@@ -162,8 +162,28 @@ def _make(kind: str, path: Path, root: Path) -> None:
         from learnability.sweep import Store
 
         Store(path).close()
+    elif kind in ("deep_store", "deeper_store"):  # metrics nested past what is read (or parsed)
+        depth = 500 if kind == "deep_store" else 100_000
+        _store_metrics(path, '{"a": ' * depth + "1" + "}" * depth)
+    elif kind == "signed_store":  # every run's `neg` below zero, every `inf` infinite
+        _store_metrics(path, '{"neg": -1.5, "inf": "inf", "value": 1.0}')
+    elif kind == "model_format_999":  # a layout this version does not know
+        _model_checkpoint(path, {"format": 999})
+    elif kind == "trainer_format_999":
+        _trainer_checkpoint(path)
+        payload = torch.load(path, weights_only=True)
+        payload["format"] = 999
+        torch.save(payload, path)
     else:
         raise AssertionError(f"unknown fixture {kind!r}")
+
+
+def _store_metrics(path: Path, metrics: str) -> None:
+    """A probe store whose every run's metrics column holds `metrics` (JSON text) instead."""
+    _store(path)
+    with sqlite3.connect(path / "learnability.db") as conn:
+        conn.execute("UPDATE runs SET metrics = ?", (metrics,))
+    conn.close()
 
 
 def _expand(text: str, root: Path) -> str:
@@ -182,6 +202,8 @@ def _create(files: dict[str, Any], root: Path) -> None:
             path.write_bytes(bytes.fromhex(spec["hex"]))
         elif "dir" in spec:
             path.mkdir(exist_ok=True)
+        elif "fifo" in spec:  # a named pipe: opening it to read would wait for a writer forever
+            os.mkfifo(path)
         elif "fixture" in spec:
             _make(spec["fixture"], path, root)
         elif "mode" in spec:  # permissions (ignored when running as root, who may write anyway)

@@ -112,7 +112,11 @@ def test_study_power_resamples_the_pilots_units(example_run, capsys) -> None:
     assert "from the pilot's 4 in" in out
     assert "    2: inconclusive 100.0%" in out and "    4: reproduced 100.0%" in out
     code, _, err = run_cli([*argv, "--units", "1"], capsys)
-    assert code == 2 and "--units '1'" in err and "≥ 2" in err
+    assert code == 2 and "--units '1'" in err and "2..10,000" in err
+    code, _, err = run_cli([*argv, "--units", "2,100000000"], capsys)  # (it ran on for hours)
+    assert code == 2 and "2..10,000" in err
+    code, _, err = run_cli([*argv, "--units", "10000,10000", "--draws", "100000"], capsys)
+    assert code == 2 and "2,000,000,000" in err and "100,000,000" in err
     code, _, err = run_cli(["study", "power", study, "no-such-claim", "--results", results], capsys)
     assert code == 2 and "'no-such-claim'" in err and "majority-beats-parity" in err
 
@@ -182,3 +186,144 @@ def test_a_scale_the_study_lacks_is_refused_before_anything_runs(tmp_path, capsy
     )
     assert code == 2 and "'paper'" in err and "quick" in err
     assert not (tmp_path / "r").exists()
+
+
+# -- a study file's own job runs in worker processes (#35) ---------------------------------------------
+OWN_JOB = """\
+from dataclasses import dataclass
+
+from learnability.studies import Plan, Study, Sweep
+from learnability.sweep.jobs import register_job
+
+
+@dataclass
+class SquareConfig:
+    x: float = 1.0
+    seed: int = 0
+
+
+@register_job("{name}.square", SquareConfig)
+def square(config, ctx):
+    return {{"y": config.x * config.x + config.seed}}
+
+
+def sweeps(plan):
+    return [Sweep("{name}/square", "{name}.square", grid={{"x": [1.0, 2.0, 3.0]}}, seeds=[0, 1])]
+
+
+STUDY = Study("{name}", "own job", "p", "n", {{"quick": Plan("quick", None)}}, sweeps, lambda p: [])
+"""
+
+
+def _own_job_runs(tmp_path: Path, capsys, name: str, backend: list[str]) -> None:
+    path = tmp_path / f"{name}.py"
+    path.write_text(OWN_JOB.format(name=name))
+    results = tmp_path / "r"
+    code, out, err = run_cli(["study", "run", path, "--results", results, *backend], capsys)
+    assert code == 0, out + err
+    from learnability.sweep.store import open_existing
+
+    with open_existing(results) as store:
+        records = store.records(study=name)
+    # every run ran the study file's own job in a worker, which imported the file by its name
+    assert sorted((r.status, r.config["x"], r.seed, r.metrics.get("y")) for r in records) == [
+        ("ok", x, seed, x * x + seed) for x in (1.0, 2.0, 3.0) for seed in (0, 1)
+    ], [r.error for r in records]
+
+
+def test_a_job_written_in_a_study_file_runs_in_local_worker_processes(tmp_path, capsys) -> None:
+    _own_job_runs(tmp_path, capsys, "ownjob_local", ["--workers", "2"])
+
+
+def test_a_job_written_in_a_study_file_runs_on_ray(tmp_path, capsys) -> None:
+    pytest.importorskip("ray")
+    from learnability.sweep.testing import LocalRayCluster
+
+    with LocalRayCluster(num_cpus=2) as address:
+        _own_job_runs(tmp_path, capsys, "ownjob_ray", ["--backend", "ray", "--address", address])
+
+
+def test_a_study_file_module_name_names_its_file(tmp_path) -> None:
+    import importlib
+
+    from learnability.studies import loader
+
+    path = tmp_path / "weird name-1.py"
+    path.write_text("X = 41\n")
+    name = loader._module_name(path, package=False)
+    assert name.startswith("learnability.studies.loader.study_weird_name_1_f")
+    assert loader._file_of(name) == (path.resolve(), False)
+    assert loader._file_of("learnability.studies.loader.study_x_zz") is None
+    assert importlib.import_module(name).X == 41  # what a worker process does
+
+
+# -- #32: user code, figure names, bracketed text, checks before writing ------------------------------
+def test_a_figure_name_that_would_leave_figures_is_a_failed_study_and_nothing_is_written_outside(
+    tmp_path, capsys
+) -> None:
+    path = tmp_path / "fig.py"
+    path.write_text(
+        "from learnability.studies import Plan, Study, Sweep\n"
+        "from learnability.report.panels import Figure, Panel\n"
+        "def sweeps(plan):\n"
+        "    return [Sweep('fig/probe', 'testing.probe', grid={'x': [1.0]})]\n"
+        "def exhibits(results, plan):\n"
+        "    return [Figure('../../../escaped', 'c', [Panel('t', 'x', 'y')])]\n"
+        "STUDY = Study('fig', 't', 'p', 'n', {'quick': Plan('quick', None)}, sweeps,\n"
+        "              lambda p: [], exhibits)\n"
+    )
+    code, out, _ = run_cli(
+        ["study", "run", path, "--results", tmp_path / "a" / "r", "--workers", "0"], capsys
+    )
+    assert code == 1 and "figure name '../../../escaped' is not allowed" in " ".join(out.split())
+    assert not list(tmp_path.rglob("*escaped*"))
+
+
+def test_bracketed_titles_names_and_errors_are_printed_as_typed(tmp_path, capsys) -> None:
+    path = tmp_path / "br.py"
+    path.write_text(
+        "from learnability.studies import Plan, Study, Sweep\n"
+        "def sweeps(plan):\n"
+        "    return [Sweep('br/[/x] probe', 'testing.probe', grid={'x': [1.0]})]\n"
+        "def exhibits(results, plan):\n"
+        "    raise ValueError('[/x] at [n/2]')\n"
+        "STUDY = Study('br', 'title [n/2] and [/x]', 'p', 'n', {'quick': Plan('quick', None)},\n"
+        "              sweeps, lambda p: [], exhibits)\n"
+    )
+    code, out, err = run_cli(
+        ["study", "run", path, "--results", tmp_path / "r", "--workers", "0"], capsys
+    )
+    text = " ".join(out.split())
+    # the exhibits' own error is that study's failure (exit 1), shown as typed; the report is written
+    assert code == 1 and "Traceback" not in out + err, out + err
+    assert "title [n/2] and [/x]" in text and "ValueError: [/x] at [n/2]" in text
+    assert (tmp_path / "r" / "report" / "claims.json").exists()
+
+
+def test_sys_exit_in_a_study_files_analysis_is_a_failed_study_not_a_silent_exit(
+    tmp_path, capsys
+) -> None:
+    path = tmp_path / "ex.py"
+    path.write_text(
+        "import sys\n"
+        "from learnability.studies import Plan, Study, Sweep\n"
+        "def sweeps(plan):\n"
+        "    return [Sweep('ex/probe', 'testing.probe', grid={'x': [1.0]})]\n"
+        "STUDY = Study('ex', 't', 'p', 'n', {'quick': Plan('quick', None)}, sweeps,\n"
+        "              lambda p: [], lambda results, plan: sys.exit(0))\n"
+    )
+    code, out, err = run_cli(
+        ["study", "run", path, "--results", tmp_path / "r", "--workers", "0"], capsys
+    )
+    assert code == 1 and "its code called sys.exit(0)" in " ".join(out.split()), out + err
+
+
+def test_the_dry_run_and_the_real_run_refuse_the_same_inputs(tmp_path, capsys) -> None:
+    path = tmp_path / "question.py"
+    path.write_text(GOOD_TAIL.format(sweep="mine/probe", name="mine"))
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    for extra in (["--results", afile], ["--budget", "abc"], ["--budget", "-5s"]):
+        dry = run_cli(["study", "run", path, "--dry-run", *extra], capsys)
+        real = run_cli(["study", "run", path, "--workers", "0", *extra], capsys)
+        assert dry[0] == real[0] == 2 and dry[2] == real[2], (dry, real)

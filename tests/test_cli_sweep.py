@@ -181,7 +181,8 @@ def test_reproduce_and_report(tmp_path: Path, capsys, fake_studies):
         and "analysis bug" in text
     )
     html = results / "report" / "report.html"
-    assert html.is_file() and str(html.resolve()) in out.replace("\n", "")
+    # (report.html is a link into the report's current set: the link's own path is printed)
+    assert html.is_file() and str(html.parent.resolve() / html.name) in out.replace("\n", "")
     page = html.read_text()
     assert "A fake study" in page and "analysis bug" in page
     assert (results / "report" / "figures" / "fake_values.png").is_file()
@@ -268,3 +269,95 @@ def test_reproduce_dry_run_of_a_real_paper_plan(tmp_path: Path, capsys):
     assert code == 0, err
     assert f"sparse_xor (paper): {expected} runs; {study.plan('paper').cost}" in text
     assert not (tmp_path / "r").exists()
+
+
+# -- results: columns the table drops, big integers, files of the user's (#32, #35) ------------------
+def _probe_store(tmp_path: Path, capsys, grid: str = "{x: [0.5, 1.5, 2.5], size: [4, 8]}") -> Path:
+    sweep = tmp_path / "p.yaml"
+    sweep.write_text(f"name: cols/probe\njob: testing.probe\ngrid: {grid}\nseeds: [0, 1]\n")
+    results = tmp_path / "r"
+    code, _, err = run_cli(["sweep", sweep, "--workers", "0", "--results", results], capsys)
+    assert code == 0, err
+    return results
+
+
+def test_results_in_80_columns_call_only_constant_columns_constant(tmp_path, capsys, monkeypatch):
+    results = _probe_store(tmp_path, capsys)
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run_cli(["results", "--results", results], capsys)
+    assert code == 0, err
+    text = " ".join(out.split())
+    constant = text.split("all 12 runs: ", 1)[1].split("┏", 1)[0]
+    # the varying metrics the terminal has no room for are listed as left out, never as one value
+    for name in ("metrics.value", "metrics.norm"):
+        assert name not in constant, constant
+    assert "more varying columns" in text and "metrics.value" in text.split("more varying")[1]
+    assert "config.mode=ok" in constant  # truly constant: shown once above the table
+
+
+def test_results_parquet_keeps_integers_beyond_64_bits_as_text(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    import sqlite3
+
+    import pyarrow.parquet as pq
+
+    results = _probe_store(tmp_path, capsys, "{x: [0.5, 1.5]}")
+    with sqlite3.connect(results / "learnability.db") as conn:
+        conn.execute("UPDATE runs SET metrics = ?", (json.dumps({"big": 2**64 + 1, "small": 3}),))
+    conn.close()
+    out = tmp_path / "t.parquet"
+    code, _, err = run_cli(
+        ["results", "--results", results, "--format", "parquet", "--out", out], capsys
+    )
+    assert code == 0, err
+    table = pq.read_table(out).to_pydict()
+    assert set(table["metrics.big"]) == {str(2**64 + 1)} and set(table["metrics.small"]) == {3}
+
+
+def test_results_and_plot_write_again_over_their_own_files_only(tmp_path, capsys):
+    results = _probe_store(tmp_path, capsys, "{x: [0.5, 1.5]}")
+    csv_out, png = tmp_path / "out" / "runs.csv", tmp_path / "out" / "v.png"
+    for _ in range(2):  # the second time over the file learnability wrote the first time
+        argv = ["results", "--results", results, "--format", "csv", "--out", csv_out]
+        assert run_cli(argv, capsys)[0] == 0
+        argv = [
+            "plot",
+            "cols/probe",
+            "--x",
+            "x",
+            "--y",
+            "value",
+            "--results",
+            results,
+            "--out",
+            png,
+        ]
+        assert run_cli(argv, capsys)[0] == 0
+    mine = tmp_path / "out" / "notes.csv"
+    mine.write_text("mine\n")
+    code, _, err = run_cli(["results", "--results", results, "--out", mine], capsys)
+    assert code == 2 and "did not write" in err and mine.read_text() == "mine\n"
+
+
+def test_plot_leaves_out_infinite_values_and_says_so(tmp_path, capsys):
+    import sqlite3
+
+    results = _probe_store(tmp_path, capsys, "{x: [0.5, 1.5]}")
+    with sqlite3.connect(results / "learnability.db") as conn:
+        conn.execute("UPDATE runs SET metrics = json_set(metrics, '$.value', 'inf') WHERE seed = 0")
+    conn.close()
+    argv = ["plot", "cols/probe", "--x", "x", "--y", "value", "--results", results,
+            "--out", tmp_path / "v.png", "--by", "seed"]  # fmt: skip
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0, err
+    assert "2 runs with an infinite value or x left out" in " ".join(out.split())
+
+
+def test_sweep_seed_axes_are_refused_with_the_spelling_that_works(tmp_path, capsys):
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text("name: s/seeds\njob: testing.probe\ngrid: {seed: [1, 2, 3]}\n")
+    code, _, err = run_cli(["sweep", sweep, "--dry-run"], capsys)
+    assert code == 2 and "seeds: [1, 2, 3]" in err
+    sweep.write_text("name: s/seeds\njob: testing.probe\nseeds: [1, 2, 3]\n")
+    code, out, err = run_cli(["sweep", sweep, "--dry-run"], capsys)
+    assert code == 0 and "3 runs" in out, err

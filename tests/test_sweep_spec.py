@@ -147,3 +147,41 @@ def test_seed_also_gives_each_unit_its_own_data_seed(tmp_path: Path):
     ]:
         with pytest.raises(UserError, match=words):
             Sweep("s/u", "train", base=base, seeds=[1], seed_also=bad).expand()  # type: ignore[arg-type]
+
+
+# -- the seed fields are set by the seeds alone (#32) -------------------------------------------------
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"grid": {"seed": [1, 2, 3]}}, ["grid", "seeds: [1, 2, 3]"]),
+        ({"zip": {"seed": [1, 2], "x": [1.0, 2.0]}}, ["zip", "seeds: [1, 2]"]),
+        ({"random": {"seed": {"int_uniform": [1, 9]}}, "samples": 2}, ["random", "seed_key: ''"]),
+        ({"base": {"seed": 5}}, ["base", "seeds: [5]"]),
+        ({"seeds": [2**64]}, ["18446744073709551616", "0..9223372036854775807"]),
+        ({"seeds": [0, -1]}, ["seed -1"]),
+    ],
+)
+def test_a_seed_given_anywhere_but_seeds_is_refused(kwargs, words):
+    with pytest.raises(UserError) as err:
+        Sweep("t/seeds", "testing.probe", **kwargs).expand()
+    for word in words:
+        assert word in str(err.value), (word, str(err.value))
+
+
+def test_seeds_as_a_list_and_a_drawn_seed_without_seed_key_still_expand():
+    assert [s.seed for s in Sweep("t/s", "testing.probe", seeds=[1, 2, 3]).expand()] == [1, 2, 3]
+    drawn = Sweep(
+        "t/d", "testing.probe", random={"seed": {"int_uniform": [1, 9]}}, samples=3, seed_key=""
+    ).expand()
+    assert len(drawn) >= 1 and all(1 <= s.config.seed <= 9 for s in drawn)
+    assert [s.seed for s in Sweep("t/m", "testing.probe", seeds=[2**63 - 1]).expand()] == [
+        2**63 - 1
+    ]
+
+
+def test_the_run_limit_holds_for_a_whole_command():
+    from learnability.sweep.spec import MAX_RUNS, check_run_count
+
+    check_run_count(MAX_RUNS, "study 'x'")
+    with pytest.raises(UserError, match="1,188,000 runs"):
+        check_run_count(12 * 99_000, "study 'x'", "all their sweeps")
