@@ -36,7 +36,7 @@ from torch import nn
 from learnability.errors import UserError
 from learnability.measure.norms import _query_keys, positional_names
 from learnability.measure.sensitivity import model_outputs
-from learnability.measure.sharpness import Estimate, sharpness
+from learnability.measure.sharpness import Estimate, sharpness_radii
 from learnability.tasks.base import Batch, Task
 
 
@@ -88,13 +88,11 @@ def sharpness_profile(
     scale: float = 1.0,
 ) -> list[Estimate]:
     """Sphere sharpness L_ρ (output quantity) at each radius, same `directions` unit directions at every
-    radius (each call re-seeds a generator with `seed`), times `scale` (4 for 0/1 outputs → ±1 units)."""
-    out = []
-    for rho in radii:
-        est = sharpness(model, batch, rho=rho, kind="sphere", directions=directions,
-                        generator=torch.Generator().manual_seed(seed), quantity="output")  # fmt: skip
-        out.append(Estimate(est.mean * scale, est.ci_low * scale, est.ci_high * scale, est.n))
-    return out
+    radius (drawn once from a generator seeded with `seed`: what each radius alone with that seed
+    gives), times `scale` (4 for 0/1 outputs → ±1 units)."""
+    found = sharpness_radii(model, batch, list(radii), kind="sphere", directions=directions,
+                            generator=torch.Generator().manual_seed(seed), quantity="output")  # fmt: skip
+    return [Estimate(e.mean * scale, e.ci_low * scale, e.ci_high * scale, e.n) for e in found]
 
 
 RadiusStatus = Literal["crossed", "at_smallest", "beyond_largest"]
