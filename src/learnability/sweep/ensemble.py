@@ -62,7 +62,11 @@ __all__ = [
     "unstackable",
 ]
 
-MAX_MEMBERS = 8  # runs per group: beyond this the batched tensors outgrow the caches anyway
+# runs per group: a sweep's seeds of one shape split into the fewest groups of at most this many, as even
+# as they go (24 seeds: two of 12). Measured on a 2-core EPYC (AVX2), CPU ms per member-step of the
+# sensitivity scaling shape at K = 8 / 12 / 16 / 24: 2.43 / 2.13 / 2.03 / 1.97 (n = 4), 2.92 / 2.77 /
+# 2.48 / 2.45 (n = 8); past 16 the batched tensors outgrow the caches (docs/PERFORMANCE.md)
+MAX_MEMBERS = 16
 PROBE = 8  # steps timed in each mode before choosing (the first of each is a warm-up)
 # "measure": the probe decides; "stacked" / "single" fix the mode (tests, benchmarks: same numbers)
 MODE = "measure"
@@ -543,8 +547,7 @@ def group_runs(
     groups: dict[str, str] = {}
     ordered: list[Any] = []
     for members in order:
-        for start in range(0, len(members), MAX_MEMBERS):
-            chunk = members[start : start + MAX_MEMBERS]
+        for chunk in even_chunks(members, MAX_MEMBERS):
             if len(chunk) > 1:
                 gid = f"ensemble-{chunk[0].run_id}-{len(chunk)}"
                 groups.update((s.run_id, gid) for s in chunk)
@@ -552,6 +555,18 @@ def group_runs(
     if not groups:
         return executor, specs
     return GroupingExecutor(executor, groups), ordered
+
+
+def even_chunks(items: list[Any], most: int) -> list[list[Any]]:
+    """`items` in order, in the fewest chunks of at most `most`, their sizes differing by one at most."""
+    count = -(-len(items) // most) if items else 0
+    size, extra = divmod(len(items), count) if count else (0, 0)
+    out, start = [], 0
+    for i in range(count):
+        end = start + size + (1 if i < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return out
 
 
 class GroupingExecutor:
