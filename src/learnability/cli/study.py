@@ -349,19 +349,30 @@ def power_command(
         the_study = get_study(study)
     else:
         (the_study,) = load_study_files([path_option(study)])
-    with open_existing(check_store(results)) as store:
-        records = [r for r in store.records(study=the_study.name) if r.status != "running"]
-        if not records:
-            raise UserError(f"no finished runs of study {the_study.name!r} in {str(results)!r}")
-        plan = the_study.plan(scale or pick_scale(the_study, store))
-    claims = {c.slug: c for c in the_study.claims(plan)}
-    check_choice("claim", claim, claims)
-    try:
+    from learnability.frame import read_records
+
+    try:  # the study's own code runs here (its sweeps, claims, evidence): it must not end the program
+        with open_existing(check_store(results)) as store:
+            records = [
+                r for r in read_records(store, study=the_study.name) if r.status != "running"
+            ]
+            if not records:
+                raise UserError(f"no finished runs of study {the_study.name!r} in {str(results)!r}")
+            plan = the_study.plan(scale or pick_scale(the_study, store))
+        claims = {c.slug: c for c in the_study.claims(plan)}
+        check_choice("claim", claim, claims)
         found = pilot_power(
             claims[claim], StudyResults(records, plan, the_study.name), counts, draws, seed
         )
+    except UserError:
+        raise
     except ValueError as exc:
         raise UserError(str(exc)) from None
+    except SystemExit as exc:
+        raise UserError(
+            f"study {the_study.name!r}: its code called sys.exit({exc.code!r}) while its claim "
+            f"{claim!r} was resampled; a study's functions must return, not end the program"
+        ) from None
     kind = claims[claim].units.kind
     typer.echo(
         f"{the_study.name}/{claim} (rule v{claims[claim].rule.version}, fixed-sample): share of {draws} "
