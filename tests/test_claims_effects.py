@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from learnability.claims import (
     VERDICTS,
     Alternative,
@@ -11,6 +13,7 @@ from learnability.claims import (
     Mean,
     Obs,
     Regime,
+    RegimeCheck,
     Units,
     above,
     evaluate,
@@ -41,7 +44,9 @@ def test_a_lone_no_op_alternative_gives_no_op_and_robust_null():
     assert result.verdict == "reproduced"
     assert [r["effect"] for r in result.robustness] == ["no-op"]
     assert result.robust is None
-    assert result.robustness_summary == {"effective": 0, "agree": 0, "no_op": 1, "not_evaluated": 0}
+    assert result.robustness_summary == {
+        "effective": 0, "agree": 0, "no_op": 1, "not_evaluated": 0, "underpowered": 0,
+    }  # fmt: skip
 
 
 def test_a_change_only_in_a_context_group_the_rule_does_not_read_is_a_no_op():
@@ -72,37 +77,77 @@ def test_a_not_evaluated_alternative_is_not_counted_as_agreeing():
     (alt,) = result.robustness
     assert alt["effect"] == "not evaluated" and alt["verdict"] == "inconclusive"
     assert result.robust is None
-    assert result.robustness_summary == {"effective": 0, "agree": 0, "no_op": 0, "not_evaluated": 1}
+    assert result.robustness_summary == {
+        "effective": 0, "agree": 0, "no_op": 0, "not_evaluated": 1, "underpowered": 0,
+    }  # fmt: skip
 
 
 def test_a_changed_alternative_that_disagrees_makes_the_verdict_fragile():
     def evidence(results, choices):
-        return Evidence(_obs([0.1, 0.9, 0.2, 1.4] if choices["filter"] == "strict" else GOOD))
+        return Evidence(_obs([-0.3, -0.25, -0.35, -0.3] if choices["filter"] == "strict" else GOOD))
 
     result = evaluate(_claim(evidence), None, "d", "quick")
     assert result.robustness[0]["effect"] == "changed" and result.robust is False
+
+    def noisy(results, choices):  # decides nothing at its 4 units (under 50% power): not counted
+        return Evidence(_obs([0.1, 0.9, 0.2, 1.4] if choices["filter"] == "strict" else GOOD))
+
+    result = evaluate(_claim(noisy), None, "d", "quick")
+    assert result.robustness[0]["effect"] == "underpowered" and result.robust is None
 
 
 BAD = [-0.3, -0.25, -0.35, -0.3]  # well below the band: not reproduced
 
 
-def test_an_out_of_regime_negative_is_inconclusive_scale():
+def test_a_verdict_outside_the_regime_is_qualified_in_either_direction():
     regime = Regime("width 1024", "width 512", inside=False, needs="width 1024 (the paper's)")
-    result = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=regime), None, "d", "quick")
-    assert result.verdict == "inconclusive" and result.qualifier == "scale"
-    assert (
-        "width 512" in result.measured
-        and "width 1024 (the paper's) would test it" in result.measured
-    )
-    assert result.regime == {
+    negative = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=regime), None, "d", "q")
+    positive = evaluate(_claim(lambda r, c: Evidence(_obs(GOOD)), regime=regime), None, "d", "q")
+    for result, verdict, lean in (
+        (negative, "not reproduced", "against"),
+        (positive, "reproduced", "for"),
+    ):
+        assert result.verdict == verdict and result.qualifier == "outside regime"
+        assert result.label == f"{verdict} — outside regime" == result.as_json()["label"]
+        assert f"the evidence goes {lean} the claim" in result.measured
+        assert "width 512" in result.measured
+        assert "width 1024 (the paper's) would decide it" in result.measured
+    assert negative.regime == {
         "claimed": "width 1024", "checked": "width 512", "inside": False,
-        "needs": "width 1024 (the paper's)",
+        "needs": "width 1024 (the paper's)", "falsified_by": "", "status": "declared",
     }  # fmt: skip
     inside = Regime("width 1024", "width 1024", inside=True)
     kept = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=inside), None, "d", "quick")
-    assert kept.verdict == "not reproduced" and kept.qualifier is None
-    positive = evaluate(_claim(lambda r, c: Evidence(_obs(GOOD)), regime=regime), None, "d", "q")
-    assert positive.verdict == "reproduced"  # evidence for the claim stands at any scale
+    assert (
+        kept.verdict == "not reproduced" and kept.qualifier is None and kept.label == kept.verdict
+    )
+    # an inconclusive verdict outside the regime stays plain inconclusive
+    mid = evaluate(
+        _claim(lambda r, c: Evidence(_obs([0.2, 0.3, 0.25])), regime=regime), None, "d", "q"
+    )
+    assert mid.verdict == "inconclusive" and mid.qualifier is None
+
+
+def test_a_regime_the_plan_data_contradict_is_refused():
+    def reached(results):  # the data show the checked cells do lie inside the claimed regime
+        return RegimeCheck(True, "FIRST fails at the largest N on 5 of 5 seeds")
+
+    declared_out = Regime("N beyond FIRST", "N = 20", inside=False, needs="larger N", test=reached)
+    result = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=declared_out), None, "d", "q")
+    assert result.verdict == "not reproduced" and result.qualifier is None
+    assert result.regime["inside"] is True
+    assert result.regime["status"].startswith("refused: declared outside")
+    agreeing = Regime(
+        "N beyond FIRST", "N = 20", inside=False, needs="larger N",
+        test=lambda results: RegimeCheck(False, "FIRST learned at every N"),
+    )  # fmt: skip
+    kept = evaluate(_claim(lambda r, c: Evidence(_obs(BAD)), regime=agreeing), None, "d", "q")
+    assert kept.qualifier == "outside regime" and kept.regime["status"].startswith("checked:")
+
+
+def test_a_regime_outside_must_name_the_step_that_would_decide_it():
+    with pytest.raises(ValueError, match="needs"):
+        Regime("width 1024", "width 512", inside=False)
 
 
 def test_not_run_is_its_own_verdict_and_short_circuits_carry_a_qualifier():
@@ -149,7 +194,9 @@ def test_an_alternative_on_other_runs_with_equal_values_is_a_replication_not_a_n
     result = evaluate(_runs_claim(), results, "demo", "quick")
     assert [r["effect"] for r in result.robustness] == ["changed"]
     assert result.robust is True
-    assert result.robustness_summary == {"effective": 1, "agree": 1, "no_op": 0, "not_evaluated": 0}
+    assert result.robustness_summary == {
+        "effective": 1, "agree": 1, "no_op": 0, "not_evaluated": 0, "underpowered": 0,
+    }  # fmt: skip
 
 
 def test_reading_the_same_runs_with_equal_values_stays_a_no_op():

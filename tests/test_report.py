@@ -236,24 +236,40 @@ def test_headline_counts_not_run_and_untested_apart_from_inconclusive(tmp_path):
         base, id="demo/ablation", title="ablation", verdict="not run", robust=None,
         measured="not run at this scale: the ablation needs the paper's width",
     )  # fmt: skip
-    untested = _variant(base, id="demo/u", title="u", verdict="inconclusive", robust=None,
-                        qualifier="scale")  # fmt: skip
-    fragile = _variant(base, id="demo/f", title="f", verdict="inconclusive", robust=False,
+    undecided = _variant(base, id="demo/u", title="u", verdict="inconclusive", robust=None,
+                         qualifier="units")  # fmt: skip
+    outside = _variant(base, id="demo/o", title="o", verdict="not reproduced", robust=None,
+                       qualifier="outside regime")  # fmt: skip
+    fragile = _variant(base, id="demo/f", title="f", verdict="reproduced", robust=False,
                        robustness_summary={"effective": 3, "agree": 2, "no_op": 1, "not_evaluated": 0})  # fmt: skip
-    report = StudyReport("demo", "Demo", "P", "", "quick", [base, not_run, untested, fragile])
+    report = StudyReport(
+        "demo", "Demo", "P", "", "quick", [base, not_run, undecided, outside, fragile]
+    )
     counts = headline([report])
-    assert counts["not run"] == {"total": 1, "robust": 0, "fragile": 0, "untested": 1}
-    assert counts["inconclusive"] == {"total": 2, "robust": 0, "fragile": 1, "untested": 1}
-    assert counts["reproduced"]["robust"] == 1
-    assert verdict_text(untested) == "inconclusive — scale"
+    assert counts["not run"] == {"total": 1, "robust": 0, "fragile": 0, "untested": 0, "n/a": 1}
+    assert counts["inconclusive"] == {
+        "total": 1,
+        "robust": 0,
+        "fragile": 0,
+        "untested": 0,
+        "n/a": 1,
+    }
+    assert counts["not reproduced — outside regime"]["untested"] == 1
+    assert counts["not reproduced"]["total"] == 0  # counted apart from negatives inside the regime
+    assert counts["reproduced"]["robust"] == 1 and counts["reproduced"]["fragile"] == 1
+    assert verdict_text(undecided) == "inconclusive — units"
+    assert verdict_text(outside) == "not reproduced — outside regime"
     assert verdict_text(not_run) == "not run at this scale"
     assert robustness_text(fragile) == (
-        "fragile: the verdict holds under 2 of 3 effective alternatives (1 no-op)"
+        "fragile: 1 of 3 effective alternatives give another verdict (1 no-op)"
     )
     robust = _variant(
         fragile, robust=True, robustness_summary={"effective": 2, "agree": 2, "no_op": 1}
     )
-    assert robustness_text(robust) == "robust under 2 of 2 effective alternatives (1 no-op)"
+    assert (
+        robustness_text(robust)
+        == "robust: the verdict holds under all 2 effective alternatives (1 no-op)"
+    )
     page = build_report([report], tmp_path).read_text()
     card = page[page.index('id="claim-demo-ablation"') :]
     card = card[: card.index("</article>")]

@@ -349,8 +349,8 @@ def test_an_out_of_regime_negative_is_inconclusive_scale(tmp_path):
         if c.id.endswith("needle")
     )
     assert (claim.verdict, claim.qualifier) == (
-        "inconclusive",
-        "scale",
+        "not reproduced",
+        "outside regime",
     )  # at the copy line, but width 16
     assert claim.regime["inside"] is False and "1024" in claim.regime["needs"]
     assert "0.75" in claim.control["value"]  # the copy line, above the input-blind 0.01

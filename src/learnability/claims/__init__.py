@@ -9,6 +9,7 @@ from learnability.claims.claim import (
     ClaimResult,
     Control,
     Regime,
+    RegimeCheck,
     Revision,
     Units,
     evaluate,
@@ -40,6 +41,6 @@ from learnability.claims.rules import (
 __all__ = [
     "DECIDED", "VERDICTS", "AllOf", "Alternative", "Band", "BestFit", "CensoredTrend", "Choice",
     "Choices", "Claim", "ClaimResult", "Contrast", "Control", "Decision", "Evidence", "Frame", "Mean",
-    "Obs", "Power", "Rate", "Regime", "Revision", "Rule", "Trend", "Units", "Verdict", "above", "below", "evaluate", "judge",
+    "Obs", "Power", "Rate", "Regime", "RegimeCheck", "Revision", "Rule", "Trend", "Units", "Verdict", "above", "below", "evaluate", "judge",
     "no_control", "observe", "pilot_power", "within",
 ]  # fmt: skip

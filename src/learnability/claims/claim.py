@@ -109,20 +109,70 @@ class Revision:
 
 
 @dataclass(frozen=True)
+class RegimeCheck:
+    """What the plan's own data say about a regime: `inside` (whether the checked cells lie inside the
+    claimed regime, as far as the data show) and the `observation` that says so."""
+
+    inside: bool
+    observation: str
+
+
+@dataclass(frozen=True)
 class Regime:
     """Where the paper makes the claim and where this plan checks it. `inside`: whether the checked
-    regime lies inside the claimed one; `needs`: the scale that would test it (e.g. "width 1024")."""
+    regime lies inside the claimed one; `needs`: the scale or regime step that would test it (e.g.
+    "width 1024"). A regime must be falsifiable: `falsified_by` states the observation that would show
+    `inside` wrong, and a regime defined by the data rather than by the plan's parameters ("N beyond
+    where FIRST is learned") carries a `test` of that observation on the results; when the plan's own
+    data contradict the declared `inside`, the engine refuses the declaration and judges the claim by
+    what the data show (`ClaimResult.regime["status"]`)."""
 
     claimed: str
     checked: str
     inside: bool
     needs: str = ""
+    falsified_by: str = ""
+    test: Callable[[Any], RegimeCheck | None] | None = field(
+        default=None, compare=False, hash=False
+    )
+
+    def __post_init__(self) -> None:
+        if not self.inside and not self.needs.strip():
+            raise ValueError(
+                f"regime {self.claimed!r}: a plan outside the claimed regime must name the regime "
+                "step that would test it (needs=...)"
+            )
 
     def as_json(self) -> dict[str, Any]:
         return {
             "claimed": self.claimed, "checked": self.checked, "inside": self.inside,
-            "needs": self.needs,
+            "needs": self.needs, "falsified_by": self.falsified_by,
         }  # fmt: skip
+
+
+def regime_status(regime: Regime | None, results: Any) -> tuple[bool | None, dict[str, Any] | None]:
+    """(inside, claims.json `regime` entry): the declared regime, checked against the plan's data when
+    it has a `test`. A declaration the data contradict is refused: the data's reading is used and the
+    entry says so (`status` "refused: ..."); otherwise `status` is "declared" or "checked: ...".
+    A test that raises is a study bug and propagates."""
+    if regime is None:
+        return None, None
+    entry = regime.as_json()
+    inside, entry["status"] = regime.inside, "declared"
+    if regime.test is not None:
+        check = regime.test(results)
+        if check is not None:
+            entry["observation"] = check.observation
+            if check.inside != regime.inside:
+                inside = check.inside
+                entry["status"] = (
+                    f"refused: declared {'inside' if regime.inside else 'outside'} the claimed "
+                    f"regime, but the plan's own data show otherwise ({check.observation})"
+                )
+            else:
+                entry["status"] = f"checked: {check.observation}"
+    entry["inside"] = inside
+    return inside, entry
 
 
 @dataclass(frozen=True)
@@ -201,17 +251,27 @@ class ClaimResult:
     details: dict[str, Any]
     figure: str | None = None
     panel: Panel | None = field(default=None, repr=False)
-    qualifier: str | None = None  # "pipeline" | "scale" | "units" | "missing" (inconclusive only)
+    # inconclusive: "pipeline" | "units" | "missing" (why it stopped short); reproduced and not
+    # reproduced: "outside regime" (reached outside the paper's regime, counted apart)
+    qualifier: str | None = None
     robustness_summary: dict[str, int] = field(default_factory=dict)
     power: dict[str, Any] | None = None
     regime: dict[str, Any] | None = None
     adaptive: dict[str, Any] | None = None
+    robustness_reason: str = ""  # the sentence behind `robust`, generated from the same fields
+
+    @property
+    def label(self) -> str:
+        """The verdict as the headline counts it: "reproduced — outside regime" apart from
+        "reproduced"; an inconclusive verdict with why it stopped short."""
+        return f"{self.verdict} — {self.qualifier}" if self.qualifier else self.verdict
 
     def as_json(self) -> dict[str, Any]:
         keys = (
-            "id", "title", "statement", "paper_statement", "verdict", "qualifier", "rule", "control",
-            "units", "robustness", "robust", "robustness_summary", "history", "scale", "scale_note",
-            "measured", "details", "figure", "power", "regime", "adaptive",
+            "id", "title", "statement", "paper_statement", "verdict", "qualifier", "label", "rule",
+            "control", "units", "robustness", "robust", "robustness_reason", "robustness_summary",
+            "history", "scale", "scale_note", "measured", "details", "figure", "power", "regime",
+            "adaptive",
         )  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
@@ -321,8 +381,17 @@ def effect(
     return "changed"
 
 
-def robustness_of(head: Verdict, rows: list[dict[str, Any]]) -> tuple[bool | None, dict[str, int]]:
-    """`robust` and `robustness_summary` from the alternatives' verdicts and effects."""
+POWER_TO_COUNT = 0.5  # an alternative counts for robustness only with this much power at its units
+DECIDED_VERDICTS = ("reproduced", "not reproduced", "vacuous")
+
+
+def robustness_of(
+    head: Verdict, rows: list[dict[str, Any]]
+) -> tuple[bool | None, dict[str, int], str]:
+    """`robust`, `robustness_summary` and the sentence behind them, from the alternatives' verdicts
+    and effects. Only `changed` alternatives count (effective: they changed the evidence, and powered:
+    ≥ 50% power at their own units, or a decided verdict without a power model); an inconclusive or
+    not-run headline is never robust or fragile: there is no verdict to hold."""
     changed = [r for r in rows if r["effect"] == "changed"]
     agree = sum(r["verdict"] == head for r in changed)
     summary = {
@@ -330,10 +399,27 @@ def robustness_of(head: Verdict, rows: list[dict[str, Any]]) -> tuple[bool | Non
         "agree": agree,
         "no_op": sum(r["effect"] == "no-op" for r in rows),
         "not_evaluated": sum(r["effect"] == "not evaluated" for r in rows),
+        "underpowered": sum(r["effect"] == "underpowered" for r in rows),
     }
-    if head == "not run" or not changed:
-        return None, summary
-    return agree == len(changed), summary
+    if head not in DECIDED_VERDICTS or not changed:
+        robust = None
+    else:
+        robust = agree == len(changed)
+    return robust, summary, robustness_sentence(head, robust, summary)
+
+
+def robustness_sentence(verdict: str, robust: bool | None, summary: Mapping[str, int]) -> str:
+    """The words behind `robust`, generated from the same fields (the report renders them from the
+    row, never from stored text, so the card cannot contradict its fields)."""
+    k, j = int(summary.get("effective", 0)), int(summary.get("agree", 0))
+    if verdict not in DECIDED_VERDICTS:
+        why = "a not-run" if verdict == "not run" else "an inconclusive"
+        return f"not judged: {why} verdict has nothing to hold under alternatives"
+    if robust is None:
+        return "untested: no alternative both changed the evidence and had the power to decide"
+    if robust:
+        return f"robust: the verdict holds under all {k} effective alternatives"
+    return f"fragile: {k - j} of {k} effective alternatives give another verdict"
 
 
 def seconds_per_unit(
@@ -361,16 +447,20 @@ def seconds_per_unit(
     return total / max(1.0, units_now / seeds), ""
 
 
-def power_of(claim: Claim, head: Judgement, results: Any) -> power_mod.Power:
-    """The power analysis of a judged claim (none where it short-circuited before any data)."""
+def power_of(
+    claim: Claim, head: Judgement, results: Any, rule: Rule | None = None
+) -> power_mod.Power:
+    """The power analysis of a judged claim under `rule` (default: the claim's own; an alternative
+    passes its variant), none where it short-circuited before any data."""
+    rule = rule or claim.rule
     why_not = ""
     if head.frame is None:
         why_not = f"the rule did not run ({head.short_circuit})"
-    units_now = 0 if head.frame is None else power_mod.min_cell(head.frame, claim.rule.groups())
+    units_now = 0 if head.frame is None else power_mod.min_cell(head.frame, rule.groups())
     cost, note = seconds_per_unit(results, claim.replicate, units_now)
     try:
         return power_mod.analyse(
-            claim.rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
+            rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
             prior_sd=claim.prior_sd, seconds_per_unit=cost, cost_note=note, why_not=why_not,
         )  # fmt: skip
     except (ArithmeticError, ValueError, IndexError) as exc:  # a power model that cannot be
@@ -435,21 +525,25 @@ def pilot_power(
 
 
 def _apply_regime(
-    claim: Claim, verdict: Verdict, qualifier: str | None, measured: str, pw: power_mod.Power
+    inside: bool | None,
+    regime: dict[str, Any] | None,
+    verdict: Verdict,
+    qualifier: str | None,
+    measured: str,
 ) -> tuple[Verdict, str | None, str]:
-    """A negative verdict outside the claimed regime is `inconclusive — scale`."""
-    regime = claim.regime
-    if regime is None or regime.inside or verdict != "not reproduced":
+    """A verdict reached outside the claimed regime, in either direction, keeps its direction and is
+    qualified "outside regime" (counted apart from verdicts inside it), naming the step that would
+    decide it. Inconclusive, vacuous and not-run verdicts are unchanged."""
+    if regime is None or inside is not False or verdict not in ("reproduced", "not reproduced"):
         return verdict, qualifier, measured
-    needs = regime.needs or "the paper's regime"
+    needs = regime.get("needs") or "the paper's regime"
+    lean = "for" if verdict == "reproduced" else "against"
     text = (
-        f"inconclusive — scale: the evidence goes against the claim, but it was checked at "
-        f"{regime.checked}, outside the paper's regime ({regime.claimed}); {needs} would test it. "
-        f"Measured: {measured}"
+        f"{verdict} — outside regime: the evidence goes {lean} the claim, but it was checked at "
+        f"{regime.get('checked')}, outside the paper's regime ({regime.get('claimed')}); {needs} "
+        f"would decide it. Measured: {measured}"
     )
-    if pw.cost_cpu_min is not None and pw.units_needed is not None:
-        text += f". At this scale: {pw.text}"
-    return "inconclusive", "scale", text
+    return verdict, "outside regime", text
 
 
 def evaluate(
@@ -470,14 +564,21 @@ def evaluate(
     for alt in claim.all_alternatives():
         rule = alt.rule or claim.rule
         j = judge_on(claim, rule, results, {**defaults, **alt.choices})
-        robustness.append(
-            {
-                "alternative": alt.label,
-                "verdict": j.verdict,
-                "measured": j.measured,
-                "effect": effect(head, j, rule == claim.rule, claim.rule.groups()),
-            }
-        )
+        row: dict[str, Any] = {
+            "alternative": alt.label,
+            "verdict": j.verdict,
+            "measured": j.measured,
+            "effect": effect(head, j, rule == claim.rule, claim.rule.groups()),
+        }
+        if row["effect"] == "changed" and j.verdict not in DECIDED_VERDICTS:
+            # an undecided alternative without the power to decide at its own units cannot disagree.
+            # (A decided one cleared its band edge at its units: its observed power is ≥ 50% by
+            # construction, so it counts; the power model would misread a zero-spread one as 0%.)
+            alt_power = power_of(claim, j, results, rule)
+            row["power"] = alt_power.as_json()
+            if alt_power.current is None or alt_power.current < POWER_TO_COUNT:
+                row["effect"] = "underpowered"
+        robustness.append(row)
     history = [
         {
             "version": claim.rule.version,
@@ -522,10 +623,9 @@ def evaluate(
         verdict, qualifier, measured, adaptive = sequential_mod.apply(
             sequential, claim, verdict, qualifier, measured
         )
-    verdict, qualifier, measured = _apply_regime(claim, verdict, qualifier, measured, pw)
-    robust, summary = robustness_of(verdict, robustness)
-    if qualifier == "scale":
-        robust = None  # the alternatives judged the same out-of-regime evidence: nothing to show
+    inside, regime = regime_status(claim.regime, results)
+    verdict, qualifier, measured = _apply_regime(inside, regime, verdict, qualifier, measured)
+    robust, summary, reason = robustness_of(verdict, robustness)
     return ClaimResult(
         id=f"{study}/{claim.slug}",
         title=claim.title,
@@ -553,16 +653,34 @@ def evaluate(
         details=details,
         figure=claim.figure,
         panel=panel,
-        qualifier=qualifier if verdict == "inconclusive" else None,
+        qualifier=qualifier if verdict == "inconclusive" or qualifier == "outside regime" else None,
         robustness_summary=summary,
         power=pw.as_json(),
-        regime=claim.regime.as_json() if claim.regime is not None else None,
+        regime=regime,
         adaptive=adaptive,
+        robustness_reason=reason,
     )
 
 
 __all__ = [
-    "Alternative", "Choice", "Choices", "Claim", "ClaimResult", "Control", "Judgement", "Regime",
-    "Revision", "Units", "effect", "evaluate", "judge", "no_control", "power_of", "robustness_of",
+    "Alternative",
+    "Choice",
+    "Choices",
+    "Claim",
+    "ClaimResult",
+    "Control",
+    "Judgement",
+    "Regime",
+    "RegimeCheck",
+    "Revision",
+    "Units",
+    "effect",
+    "evaluate",
+    "judge",
+    "no_control",
+    "power_of",
+    "regime_status",
+    "robustness_of",
+    "robustness_sentence",
     "seconds_per_unit",
 ]  # fmt: skip

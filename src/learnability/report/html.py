@@ -31,6 +31,7 @@ from typing import Any
 
 from learnability import __version__
 from learnability.claims import VERDICTS, ClaimResult
+from learnability.claims.claim import robustness_sentence
 from learnability.jsonsafe import json_safe
 from learnability.paths import write_file_set
 from learnability.report.render import MAX_COLUMNS, FigureFile
@@ -41,7 +42,13 @@ NOT_RUN = "not run"
 ORDER: tuple[str, ...] = tuple(
     dict.fromkeys(("reproduced", "not reproduced", "inconclusive", "vacuous", NOT_RUN, *VERDICTS))
 )
-ROBUSTNESS = ("robust", "fragile", "untested")
+ROBUSTNESS = ("robust", "fragile", "untested", "n/a")
+OUTSIDE = "outside regime"
+# the headline's rows: a verdict reached outside the paper's regime is counted apart, either direction
+LABELS: tuple[str, ...] = (
+    "reproduced", f"reproduced — {OUTSIDE}", "not reproduced", f"not reproduced — {OUTSIDE}",
+    "inconclusive", "vacuous", NOT_RUN,
+)  # fmt: skip
 _CLASS = {
     "reproduced": "ok", "not reproduced": "bad", "inconclusive": "meh", "vacuous": "vac",
     NOT_RUN: "nr",
@@ -117,39 +124,54 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
 
 
 def robustness_state(c: ClaimResult) -> str:
-    """robust / fragile / untested (no alternative changed the evidence, or the claim never ran)."""
-    if c.verdict == NOT_RUN:
-        return "untested"
+    """robust / fragile / untested (a decided verdict no effective, powered alternative tested) / n/a
+    (an inconclusive or not-run verdict: nothing to hold)."""
     robust = _get(c, "robust")
-    if robust is None:
-        return "untested"
-    return "robust" if robust else "fragile"
+    if robust is not None and c.verdict != NOT_RUN:
+        return "robust" if robust else "fragile"
+    return "untested" if c.verdict in ("reproduced", "not reproduced", "vacuous") else "n/a"
+
+
+def headline_label(c: ClaimResult) -> str:
+    """The headline row a claim counts in: its verdict, "— outside regime" apart."""
+    return f"{c.verdict} — {OUTSIDE}" if _get(c, "qualifier") == OUTSIDE else c.verdict
 
 
 def verdict_text(c: ClaimResult) -> str:
-    """The verdict with its qualifier ("inconclusive — scale") or, for a claim that never ran,
-    "not run at this scale"."""
+    """The verdict with its qualifier ("reproduced — outside regime", "inconclusive — units") or, for
+    a claim that never ran, "not run at this scale"."""
     if c.verdict == NOT_RUN:
         return "not run at this scale"
     qualifier = _get(c, "qualifier")
     return f"{c.verdict} — {qualifier}" if qualifier else c.verdict
 
 
+def _counts_text(summary: dict[str, int]) -> str:
+    parts = [f"{summary.get('no_op', 0)} no-op"]
+    parts += [
+        f"{summary[k]} {k.replace('_', ' ')}"
+        for k in ("underpowered", "not_evaluated")
+        if summary.get(k)
+    ]
+    return ", ".join(parts)
+
+
 def robustness_text(c: ClaimResult) -> str:
-    """ "robust under j of k effective alternatives (m no-op)" from a new-style row's summary; for an
-    old row, how many of its alternatives agree."""
+    """The sentence behind `robust` (generated with it by the engine, so the two cannot disagree),
+    with the alternatives that did not count; for an old row, how many of its alternatives agree."""
     summary = _get(c, "robustness_summary")
-    state = robustness_state(c)
     if c.verdict == NOT_RUN:
         return "not tested (not run)"
+    if _get(c, "robustness_reason") is not None and isinstance(summary, dict):
+        reason = robustness_sentence(c.verdict, _get(c, "robust"), summary)
+        return f"{reason} ({_counts_text(summary)})"
+    state = robustness_state(c)
     if isinstance(summary, dict) and "effective" in summary:
-        k, j, m = summary.get("effective", 0), summary.get("agree", 0), summary.get("no_op", 0)
-        q = summary.get("not_evaluated", 0)
-        extra = f"{m} no-op" + (f", {q} not evaluated" if q else "")
-        if state == "untested":
-            return f"untested: no alternative changed the evidence ({extra})"
+        k, j = summary.get("effective", 0), summary.get("agree", 0)
+        if state in ("untested", "n/a"):
+            return f"{state}: no alternative changed the evidence ({_counts_text(summary)})"
         lead = "robust under" if state == "robust" else "fragile: the verdict holds under"
-        return f"{lead} {j} of {k} effective alternatives ({extra})"
+        return f"{lead} {j} of {k} effective alternatives ({_counts_text(summary)})"
     agree = sum(1 for r in c.robustness if r.get("verdict") == c.verdict)
     return f"{state}: {agree} of {len(c.robustness)} alternatives agree"
 
@@ -193,15 +215,13 @@ def figure_claims(report: StudyReport) -> dict[str, list[ClaimResult]]:
 
 # -- headline -----------------------------------------------------------------------------------------------
 def headline(reports: list[StudyReport]) -> dict[str, dict[str, int]]:
-    """Per verdict: how many claims, and how many of them robust, fragile and untested."""
-    out: dict[str, dict[str, int]] = {
-        v: {"total": 0, "robust": 0, "fragile": 0, "untested": 0} for v in ORDER
-    }
+    """Per headline row (`LABELS`: outside-regime verdicts apart): how many claims, and how many of
+    them robust, fragile, untested and n/a."""
+    empty = dict.fromkeys(("total", *ROBUSTNESS), 0)
+    out: dict[str, dict[str, int]] = {v: dict(empty) for v in LABELS}
     for r in reports:
         for c in r.claims:
-            bucket = out.setdefault(
-                c.verdict, {"total": 0, "robust": 0, "fragile": 0, "untested": 0}
-            )
+            bucket = out.setdefault(headline_label(c), dict(empty))
             bucket["total"] += 1
             bucket[robustness_state(c)] += 1
     return out
@@ -211,8 +231,7 @@ def headline_text(reports: list[StudyReport]) -> str:
     parts = []
     for verdict, n in headline(reports).items():
         if n["total"]:
-            split = f"{n['robust']} robust, {n['fragile']} fragile"
-            split += f", {n['untested']} untested" if n["untested"] else ""
+            split = ", ".join(f"{n[k]} {k}" for k in ROBUSTNESS if n[k])
             parts.append(f"{n['total']} {verdict} ({split})")
     return ", ".join(parts) or "no claims"
 
@@ -249,14 +268,15 @@ def _headline_table(reports: list[StudyReport]) -> str:
     counts = headline(reports)
     head = "".join(f"<th>{k}</th>" for k in (*ROBUSTNESS, "all"))
     rows = []
-    for verdict in ORDER:
+    for verdict in counts:
         n = counts.get(verdict)
         if not n or not n["total"]:
             continue
         cells = "".join(
             f"<td class='n{'' if n[k] else ' zero'}'>{n[k]}</td>" for k in (*ROBUSTNESS, "total")
         )
-        rows.append(f"<tr><td class='{_cls(verdict)}'><b>{_e(verdict)}</b></td>{cells}</tr>")
+        cls = _cls(verdict.split(" — ")[0])
+        rows.append(f"<tr><td class='{cls}'><b>{_e(verdict)}</b></td>{cells}</tr>")
     if not rows:
         return "<p class='meta'>no claims</p>"
     return f"<table class='headline'><tr><th>verdict</th>{head}</tr>{''.join(rows)}</table>"
@@ -265,11 +285,11 @@ def _headline_table(reports: list[StudyReport]) -> str:
 def _studies_table(reports: list[StudyReport]) -> str:
     """One row per study: its claims by verdict (every state, zeros included), by robustness, and
     whether its stored runs are complete."""
-    head = "".join(f"<th class='{_cls(v)}'>{_header(v)}</th>" for v in ORDER)
+    head = "".join(f"<th class='{_cls(v.split(' — ')[0])}'>{_header(v)}</th>" for v in LABELS)
     head += f"<th>{' / '.join(_header(k) for k in ROBUSTNESS)}</th>"
     rows = []
     for r in reports:
-        counts = [sum(1 for c in r.claims if c.verdict == v) for v in ORDER]
+        counts = [sum(1 for c in r.claims if headline_label(c) == v) for v in LABELS]
         cells = "".join(f"<td class='n{'' if n else ' zero'}'>{n}</td>" for n in counts)
         split = [sum(1 for c in r.claims if robustness_state(c) == k) for k in ROBUSTNESS]
         cells += f"<td class='n'>{' / '.join(str(n) for n in split)}</td>"
@@ -319,12 +339,13 @@ def _strip(c: ClaimResult) -> str:
     cells = []
     for r in c.robustness:
         effect = r.get("effect")
-        extra = " noop" if effect == "no-op" else ""
+        counted = effect in (None, "changed")
+        extra = "" if counted else " noop"
         tip = r.get("measured", "") + (f" ({effect})" if effect else "")
         cells.append(
             f'<span class="{_cls(str(r.get("verdict", "")))}{extra}" title="{_e(tip)}">'
             f"{_e(r['alternative'])}: {_e(r.get('verdict', ''))}"
-            f"{' (no-op)' if effect == 'no-op' else ''}</span>"
+            f"{'' if counted else f' ({effect})'}</span>"
         )
     return f'<div class="strip">{"".join(cells)}</div><span class="meta">{_e(robustness_text(c))}</span>'
 
@@ -701,12 +722,14 @@ def claims_markdown(reports: list[StudyReport]) -> str:
     lines += [*textwrap.wrap(machines_text(reports) + ".", 100), ""]
     lines += [
         "| study | claims | "
-        + " | ".join(ORDER)
-        + " | robust / fragile / untested | stored runs |",
-        "|---|---|" + "---|" * len(ORDER) + "---|---|",
+        + " | ".join(LABELS)
+        + " | "
+        + " / ".join(ROBUSTNESS)
+        + " | stored runs |",
+        "|---|---|" + "---|" * len(LABELS) + "---|---|",
     ]
     for r in reports:
-        cells = [str(sum(1 for c in r.claims if c.verdict == v)) for v in ORDER]
+        cells = [str(sum(1 for c in r.claims if headline_label(c) == v)) for v in LABELS]
         split = " / ".join(
             str(sum(1 for c in r.claims if robustness_state(c) == k)) for k in ROBUSTNESS
         )
@@ -732,7 +755,7 @@ def claims_markdown(reports: list[StudyReport]) -> str:
             status = f"`{c.id}` · **{verdict_text(c)}**"
             if c.verdict != NOT_RUN:
                 status += f" · {robustness_text(c)}"
-            lines += [status, ""]
+            lines += [*textwrap.wrap(status, 100, break_on_hyphens=False), ""]
             if c.verdict == NOT_RUN:
                 lines += _wrap("why", c.measured)
             else:
@@ -743,13 +766,7 @@ def claims_markdown(reports: list[StudyReport]) -> str:
             if _power(c):
                 lines += _wrap("power", str(_get(c, "power")["text"]))
             if c.verdict != NOT_RUN:
-                changed = [
-                    f"{a['alternative']} → {a.get('verdict')}"
-                    for a in c.robustness
-                    if a.get("verdict") != c.verdict
-                ]
-                if changed:
-                    lines += _wrap("alternatives that disagree", "; ".join(changed))
+                lines += alternatives_markdown(c)
             if len(c.history) > 1:
                 lines += _wrap(
                     "earlier rules",
@@ -762,6 +779,27 @@ def claims_markdown(reports: list[StudyReport]) -> str:
                 links = ", ".join(f"[{_md(n)}](figures/{r.study}_{n}.png)" for n in figs)
                 lines += _wrap("figure", links, markdown=True)
     return "\n".join(lines) + "\n"
+
+
+def alternatives_markdown(c: ClaimResult) -> list[str]:
+    """The alternatives that disagree (effective ones only: changed evidence, power to decide) and,
+    apart, those that did not count and why — never a never-evaluated alternative as disagreeing."""
+    lines: list[str] = []
+    disagree = [
+        f"{a['alternative']} → {a.get('verdict')}"
+        for a in c.robustness
+        if a.get("effect", "changed") == "changed" and a.get("verdict") != c.verdict
+    ]
+    if disagree:
+        lines += _wrap("alternatives that disagree", "; ".join(disagree))
+    not_counted = [
+        f"{a['alternative']} ({a['effect']}: {a.get('verdict')})"
+        for a in c.robustness
+        if a.get("effect") in ("underpowered", "not evaluated")
+    ]
+    if not_counted:
+        lines += _wrap("alternatives not counted", "; ".join(not_counted))
+    return lines
 
 
 def claims_json(reports: list[StudyReport]) -> list[dict[str, Any]]:
@@ -790,9 +828,11 @@ def build_report(reports: list[StudyReport], out_dir: Path) -> Path:
 <nav class="toc"><a href="#headline">headline</a><a href="#all-claims">all claims</a>{toc}</nav>
 <h2 id="headline">Headline</h2>
 <p><b>Claims:</b> {_e(headline_text(reports))}. A verdict is <i>robust</i> when every declared
-alternative analysis that changes the evidence gives the same verdict, <i>fragile</i> when one does not,
-<i>untested</i> when none changed it (or the claim did not run); <i>vacuous</i> means the check's
-parameters alone decide it; <i>not run</i> means the plan does not run the check at this scale.</p>
+alternative analysis that changes the evidence and has the power to decide (≥ 50% at its own units) gives
+the same verdict, <i>fragile</i> when one does not, <i>untested</i> when none did; an inconclusive verdict is
+never robust (<i>n/a</i>). A verdict reached outside the paper's regime, in either direction, counts apart
+("— outside regime"); <i>vacuous</i> means the check's parameters alone decide it; <i>not run</i> means the
+plan does not run the check at this scale.</p>
 {_headline_table(reports)}
 {_studies_table(reports)}
 <h2 id="all-claims">All claims</h2>
@@ -810,7 +850,24 @@ parameters alone decide it; <i>not run</i> means the plan does not run the check
 
 
 __all__ = [
-    "NOT_RUN", "ORDER", "build_report", "cell_text", "claim_anchor", "claim_figures", "claims_json",
-    "claims_markdown", "common_note", "completeness", "figure_anchor", "headline", "headline_text",
-    "robustness_state", "robustness_text", "units_text", "verdict_text",
+    "LABELS",
+    "NOT_RUN",
+    "ORDER",
+    "alternatives_markdown",
+    "build_report",
+    "cell_text",
+    "claim_anchor",
+    "claim_figures",
+    "claims_json",
+    "claims_markdown",
+    "common_note",
+    "completeness",
+    "figure_anchor",
+    "headline",
+    "headline_label",
+    "headline_text",
+    "robustness_state",
+    "robustness_text",
+    "units_text",
+    "verdict_text",
 ]  # fmt: skip

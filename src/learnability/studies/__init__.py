@@ -39,6 +39,7 @@ from learnability.claims import (
     Obs,
     Rate,
     Regime,
+    RegimeCheck,
     Revision,
     Rule,
     Trend,
@@ -111,7 +112,7 @@ def get_study(name: str) -> Study[Any]:
 __all__ = [
     "PRE_ENGINE", "AllOf", "Alternative", "Band", "BestFit", "CensoredTrend", "Choice", "Choices",
     "Claim", "Contrast", "Control", "Evidence", "Figure", "Histogram", "Matrix", "Mean", "Obs", "Panel",
-    "Plan", "Rate", "Regime", "Revision", "Rule", "Series", "Study", "StudyResults", "Sweep", "Table", "Trend",
+    "Plan", "Rate", "Regime", "RegimeCheck", "Revision", "Rule", "Series", "Study", "StudyResults", "Sweep", "Table", "Trend",
     "Units", "above", "available_studies", "below", "builtin_studies", "get_study", "group_by",
     "grouped_series", "load_study_file", "mean", "mean_series", "median", "metric", "no_control",
     "num", "observe", "paired", "pre_engine", "spread", "within",

@@ -90,7 +90,10 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
     fresh = random_names(p)  # one more seed on them: `models` more models per cell
     trained_out = Regime("large N: beyond the moderate N at which the paper reports FIRST (K_0 = 0 too) learned",
                          f"{ns_text}: moderate N, where first-learned judges FIRST", False,
-                         "N beyond the largest at which FIRST is learned (the paper plan: N ≤ 30, 20,000 steps)")
+                         "N beyond the largest at which FIRST is learned (the paper plan: N ≤ 30, 20,000 steps)",
+                         "FIRST not learned at the largest trained N (a majority of seeds below agreement 0.99): "
+                         "that N then lies beyond where FIRST is learned, inside the claimed regime",
+                         ev.first_learned_regime)
     return [
         Claim(
             slug="skew", title="Spectra of random transformers are skewed to s = 0 beyond their balance",

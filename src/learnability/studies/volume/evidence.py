@@ -14,7 +14,16 @@ from typing import Any
 import numpy as np
 
 from learnability import stats
-from learnability.studies import Choices, Evidence, Obs, StudyResults, group_by, num, paired
+from learnability.studies import (
+    Choices,
+    Evidence,
+    Obs,
+    RegimeCheck,
+    StudyResults,
+    group_by,
+    num,
+    paired,
+)
 from learnability.studies.volume.plan import BOUND_SHARE, DRAWN_SCHEMES, TRAINED_FUNCTIONS
 from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM, TRAINED
 
@@ -365,3 +374,20 @@ def trained_evidence(function: str, default: float) -> Callable[[StudyResults, C
         return Evidence(_units(mine + context, where, at), notes=notes, control=control)
 
     return evidence
+
+
+def first_learned_regime(results: StudyResults) -> RegimeCheck | None:
+    """The test of the regime "N beyond the largest N at which FIRST is learned": the plan's largest N
+    lies inside it only when FIRST is *not* learned there (a minority of its seeds reach agreement
+    0.99). None when the plan trains no FIRST (nothing to observe)."""
+    runs = [r for r in trained_runs(results) if r.function == "first"]
+    if not runs:
+        return None
+    top = max(r.n for r in runs)
+    at_top = [r for r in runs if r.n == top]
+    learned = sum(r.learned(0.99) for r in at_top)
+    steps = sorted(r.steps for r in at_top if r.learned(0.99))
+    seen = f"FIRST learned at N = {top} (the largest trained) by {learned} of {len(at_top)} seeds" + (
+        f" in {steps} steps" if steps else ""
+    )
+    return RegimeCheck(learned * 2 < len(at_top), seen)
