@@ -143,3 +143,35 @@ def test_a_log_file_gets_plain_progress_lines(tmp_path: Path, capsys, monkeypatc
     assert lines[-1].startswith("progress: log/a finished: 2/2 runs done (2 ok")
     run_sweep(sweeps[0], tmp_path / "r3", workers=0, progress=False)
     assert capsys.readouterr().out == ""  # progress=False: nothing
+
+
+def test_a_log_file_says_when_the_sweep_waits_for_another_driver(
+    tmp_path: Path, capsys, monkeypatch
+):
+    import threading
+    import time
+
+    import learnability.sweep.runner as runner
+
+    monkeypatch.setattr(runner, "PLAIN_EVERY_S", 0.2)
+    specs = Sweep("log/w", "testing.probe", grid={"x": [1.0, 2.0]}).expand()
+    now = time.time()
+    result = {"status": "ok", "metrics": {}, "error": None, "started": now, "finished": now}
+
+    def finish_later() -> None:  # the other driver finishes its run a second from now
+        time.sleep(1.0)
+        with Store(tmp_path) as other:
+            other.record_result(specs[0], result)
+
+    with Store(tmp_path) as holder:  # another driver (live, on this host) holds the first run
+        assert holder.acquire(specs[0]) == "claimed"
+        thread = threading.Thread(target=finish_later)
+        thread.start()
+        run_sweep(specs, tmp_path, workers=0, progress=True)
+        thread.join()
+    out = capsys.readouterr().out
+    assert "; waiting for 1 run(s) another driver holds" in out
+    assert (
+        "progress: log/w finished: 2/2 runs done (1 ok, 0 failed, 0 diverged, 1 by another "
+        "driver)" in out
+    )

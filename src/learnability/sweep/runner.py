@@ -9,6 +9,8 @@ another live driver holds is waited for (and counted as done only once it is), a
 stale (its driver died) is taken over. Only this process writes to the store; workers
 return results. A worker crash fails only the run that caused it: runs that were in flight beside it
 are re-run one at a time before anything else is scheduled, so the crashing run is identified.
+Ctrl-C stores the results the workers already finished (waiting `INTERRUPT_GRACE_S` for those on
+their way), stops the workers still running and gives their leases up, then re-raises.
 """
 
 from __future__ import annotations
@@ -211,19 +213,21 @@ class _Progress:
         elif now - self.last_line >= PLAIN_EVERY_S:
             self._line(self.label, done, summary)
 
-    def tick(self, done: int, summary: SweepSummary) -> None:
+    def tick(self, done: int, summary: SweepSummary, waiting: int = 0) -> None:
         """Called every loop: a line every `PLAIN_EVERY_S` even when nothing finished (runs in
-        flight for a long time still show the driver is alive)."""
+        flight for a long time still show the driver is alive, and runs another driver holds why
+        it waits)."""
         if self.plain and done < self.total and time.monotonic() - self.last_line >= PLAIN_EVERY_S:
-            self._line(self.label, done, summary)
+            held = f"; waiting for {waiting} run(s) another driver holds" if waiting else ""
+            self._line(self.label, done, summary, held)
 
-    def _line(self, what: str, done: int, summary: SweepSummary) -> None:
+    def _line(self, what: str, done: int, summary: SweepSummary, held: str = "") -> None:
         elapsed = time.monotonic() - self.t0
         print(
             f"progress: {what}: {done}/{self.total} runs done ({summary.ok} ok, "
             f"{summary.failed} failed, {summary.diverged} diverged"
             + (f", {summary.by_others} by another driver" if summary.by_others else "")
-            + f"); {_clock(elapsed)} elapsed",
+            + f"); {_clock(elapsed)} elapsed{held}",
             flush=True,
         )
         self.last_line = time.monotonic()
@@ -379,7 +383,7 @@ def _drive(
         if waiting:
             counts += f" {waiting} in another driver"
         bar.update(done_now(), counts)
-        bar.tick(done_now(), summary)
+        bar.tick(done_now(), summary, waiting)
 
     waiting: dict[str, RunSpec] = {}  # under another driver's live lease: checked again later
     next_check = 0.0
