@@ -150,3 +150,29 @@ def test_trainer_state_with_numpy_values_is_stored_as_plain_data():
 
     state = {"history": [{"step": 1, "m": np.float64(0.5), "v": np.arange(3)}], "n": np.int64(2)}
     assert plain(state) == {"history": [{"step": 1, "m": 0.5, "v": [0, 1, 2]}], "n": 2}
+
+
+def test_a_checkpoint_of_an_unknown_format_is_refused_naming_the_supported_ones(tmp_path):
+    from learnability.checkpoints import SUPPORTED_FORMATS, read_checkpoint
+
+    path = tmp_path / "model.pt"
+    config = from_dict(TrainJobConfig, JOB)
+    save_model(path, seeded_model(config.model, 0), config)
+    assert read_checkpoint(path)["format"] in SUPPORTED_FORMATS
+    for bad in (999, "2", 2.0, True, None, [2]):
+        payload = torch.load(path, weights_only=True)
+        payload["format"] = bad
+        torch.save(payload, path)
+        with pytest.raises(UserError, match=r"has format .*reads checkpoint format 2 only"):
+            read_checkpoint(path)
+
+
+def test_a_fifo_checkpoint_is_not_a_regular_file_and_is_never_opened(tmp_path):
+    import os
+
+    from learnability.checkpoints import read_checkpoint
+
+    fifo = tmp_path / "c.pt"
+    os.mkfifo(fifo)
+    with pytest.raises(UserError, match="is not a regular file"):
+        read_checkpoint(fifo)

@@ -220,3 +220,50 @@ def test_plot_of_an_empty_or_unknown_sweep(store, capsys):
         ["plot", "demo/nope", "--x", "n", "--y", "value", "--results", store], capsys
     )
     assert code == 2 and "no sweep 'demo/nope'" in err
+
+
+# -- values a plot cannot show honestly, and stores nested too deep (#32) --------------------------
+def _plain_frame(values: list[float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "run_id": [f"r{i}" for i in range(len(values))],
+            "seed": list(range(len(values))),
+            "config.n": [4.0] * len(values),
+            "metrics.v": values,
+        }
+    )
+
+
+def test_a_log_axis_over_values_at_or_below_zero_is_refused():
+    with pytest.raises(UserError, match=r"--logy needs positive values.*3 of 3 runs"):
+        sweep_figure(_plain_frame([-1.0, -2.0, -3.0]), "n", "v", logy=True)
+    with pytest.raises(UserError, match="--logy"):
+        sweep_figure(_plain_frame([1.0, 0.0, 3.0]), "n", "v", logy=True)
+    assert sweep_figure(_plain_frame([1.0, 2.0, 3.0]), "n", "v", logy=True).runs == 3
+    frame = _plain_frame([1.0, 2.0])
+    frame["config.n"] = [0.0, 4.0]
+    with pytest.raises(UserError, match="--logx needs positive values"):
+        sweep_figure(frame, "n", "v", logx=True, by="seed")
+
+
+def test_infinite_values_are_left_out_and_counted_or_refused_when_nothing_is_left():
+    inf = math.inf
+    built = sweep_figure(_plain_frame([1.0, inf, -inf, 2.0]), "n", "v")
+    assert built.runs == 2 and "2 runs with an infinite v or n left out" in built.figure.caption
+    with pytest.raises(UserError, match="infinite"):
+        sweep_figure(_plain_frame([inf, inf]), "n", "v")
+
+
+def test_nesting_deeper_than_the_limit_is_one_user_error_at_any_depth():
+    from learnability.frame import MAX_DEPTH, check_nesting
+
+    def nested(depth: int) -> dict:
+        value: dict = {}
+        for _ in range(depth - 1):
+            value = {"a": value}
+        return value
+
+    check_nesting(nested(MAX_DEPTH), "metrics")
+    for depth in (MAX_DEPTH + 1, 50_000):  # far past Python's recursion limit: still one line
+        with pytest.raises(UserError, match=f"nested more than {MAX_DEPTH} levels"):
+            check_nesting(nested(depth), "run 'x': its metrics")

@@ -137,3 +137,20 @@ def test_the_current_folder_is_searched_after_the_import_path(tmp_path, monkeypa
     assert f.truth_table().tolist() == [0, 1, 0, 1, 0, 1, 0, 1]  # x_0 is the low bit of the index
     assert sys.path[-1] == str(tmp_path)  # appended: installed packages still win
     sys.modules.pop("here_only_mod", None)
+
+
+def test_sys_exit_in_a_py_module_or_function_is_a_user_error_and_ctrl_c_is_not(
+    tmp_path, monkeypatch
+):
+    # (#32) SystemExit from the user's code ended the command with exit 0 and no output
+    (tmp_path / "exiting_at_import_mod.py").write_text("import sys\nsys.exit(0)\n")
+    (tmp_path / "exiting_fn_mod.py").write_text(
+        "import sys\ndef f(x):\n    sys.exit(5)\ndef g(x):\n    raise KeyboardInterrupt\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(UserError, match=r"importing 'exiting_at_import_mod' called sys.exit\(0\)"):
+        resolve_function("py:exiting_at_import_mod:f", 4)
+    with pytest.raises(UserError, match=r"'py:exiting_fn_mod:f' called sys.exit\(5\)"):
+        resolve_function("py:exiting_fn_mod:f", 4)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C stays Ctrl-C (exit 130)
+        resolve_function("py:exiting_fn_mod:g", 4)
