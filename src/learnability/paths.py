@@ -77,9 +77,10 @@ def check_writable_dir(path: str | Path, what: str = "folder") -> Path:
                 break
             existing = parent
         if not existing.is_dir():
+            kind = "a file" if existing.is_file() else "a FIFO or a device"
             if existing == path:
-                raise _fail(what, path, "it is a file, not a folder")
-            raise _fail(what, path, f"{str(existing)!r} is a file, not a folder")
+                raise _fail(what, path, f"it is {kind}, not a folder")
+            raise _fail(what, path, f"{str(existing)!r} is {kind}, not a folder")
         _probe(existing, what, path)
     except UserError:
         raise
