@@ -157,7 +157,11 @@ def prepare_studies(
             continue
         built.append((s, plan, sweeps, None))
     # the limit holds for the whole command, counted before anything is expanded (a study of
-    # many large sweeps would otherwise take minutes to expand before being refused)
+    # many large sweeps would otherwise take minutes to expand before being refused); each sweep's
+    # shape is checked first, so it can be counted
+    for _, _, sweeps, _ in built:
+        for sweep in sweeps:
+            sweep.check()
     asked = sum(sweep.size() for _, _, sweeps, _ in built for sweep in sweeps)
     what = studies[0].name if len(studies) == 1 else f"these {len(studies)} studies"
     check_run_count(asked, f"study {what!r}" if len(studies) == 1 else what, "all their sweeps")

@@ -218,7 +218,12 @@ def check_declaration(study: Study[Any], plan: Any, source: str) -> None:
             )
         if part == "sweeps":
             for sweep in built:
-                if not sweep.name.startswith(f"{study.name}/") or sweep.name == f"{study.name}/":
+                name = sweep.name
+                if (
+                    not isinstance(name, str)
+                    or not name.startswith(f"{study.name}/")
+                    or name == f"{study.name}/"
+                ):
                     raise UserError(
                         f"{source}: sweep {sweep.name!r} must be named '{study.name}/<short name>' "
                         "(the study's name, a slash, the sweep's own name)"

@@ -310,13 +310,24 @@ class Sweep:
             draws.append({k: _draw(rng, spec) for k, spec in sorted(self.random.items())})
         return draws
 
+    def check(self) -> type:
+        """Everything about this sweep that can be checked without building its runs: the job, the
+        shape and types of every field, the axes against the job's config class, the seeds and the
+        run limit (UserError, one line). Cheap whatever the size; returns the config class."""
+        if not isinstance(self.job, str):
+            raise UserError(
+                f"sweep {self.name!r}: job={self.job!r} is not allowed; give a job name"
+            )
+        cls: type = get_job(self.job).config_cls
+        self._check(cls)
+        self._seed_applies(cls)
+        return cls
+
     def expand(self, progress: Callable[[int, int], None] | None = None) -> list[RunSpec]:
         """Every run of this sweep, resolved and validated (raises UserError before anything runs).
 
         `progress(done, total)` is called every 500 configs (a large sweep takes seconds)."""
-        job = get_job(self.job)
-        cls = job.config_cls
-        self._check(cls)
+        cls = self.check()
         with_seed = self._seed_applies(cls)
         keys = list(self.grid)
         runs: list[RunSpec] = []
