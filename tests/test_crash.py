@@ -80,12 +80,14 @@ def _stored(db: Path, status: str = "ok") -> set[str]:
         return {r[0] for r in conn.execute("SELECT run_id FROM runs WHERE status=?", (status,))}
 
 
-def _interrupted_sweep(tmp_path: Path, release_at_ctrl_c: bool) -> tuple[list[str], Path, Path]:
+def _interrupted_sweep(tmp_path: Path, finish_first: bool) -> tuple[list[str], Path, Path]:
     """Run a 20-run sweep on 2 workers whose runs from seed 2 on are held (a hold file) until the
     first two are stored, then Ctrl-C it — waiting on the sweep's own progress, never on a clock, so
-    it is mid-sweep however loaded the machine is. With `release_at_ctrl_c` the held runs are let go
-    at the Ctrl-C, so they finish in their workers while the driver stops. Returns the sweep command
-    (to resume), the results folder and the markers folder; checks exit 130, one line, promptness."""
+    it is mid-sweep however loaded the machine is. With `finish_first` the driver is stopped
+    (SIGSTOP), the held runs let go and waited for until every run it had in flight has finished in
+    its worker, and the Ctrl-C lands as the driver continues: results finished but not yet stored.
+    Returns the sweep command (to resume), the results folder and the markers folder; checks exit
+    130, one line, promptness."""
     markers, hold = tmp_path / "markers", tmp_path / "hold"
     hold.write_text("")
     sweep = _sweep_file(tmp_path, 20, 0.1, markers, hold=hold)
@@ -101,9 +103,16 @@ def _interrupted_sweep(tmp_path: Path, release_at_ctrl_c: bool) -> tuple[list[st
             assert driver.poll() is None, driver.communicate()
             assert time.time() < deadline, "the sweep made no progress"
             time.sleep(0.05)
-        os.killpg(driver.pid, signal.SIGINT)
-        if release_at_ctrl_c:
+        if finish_first:
+            os.kill(driver.pid, signal.SIGSTOP)  # the driver only: its workers go on
+            db = results / "learnability.db"
+            in_flight = _stored(db) | _stored(db, "running")
             hold.unlink()
+            while len(_executions(markers)) < len(in_flight) and time.time() < deadline:
+                time.sleep(0.05)
+        os.killpg(driver.pid, signal.SIGINT)
+        if finish_first:
+            os.kill(driver.pid, signal.SIGCONT)
         t0 = time.time()
         _, err = driver.communicate(timeout=60)
         waited = time.time() - t0
@@ -120,7 +129,7 @@ def _interrupted_sweep(tmp_path: Path, release_at_ctrl_c: bool) -> tuple[list[st
 # -- Ctrl-C --------------------------------------------------------------------------------------
 @pytest.mark.timeout(240)
 def test_ctrl_c_mid_sweep_exits_130_with_one_line_and_resume_runs_nothing_twice(tmp_path: Path):
-    cmd, results, markers = _interrupted_sweep(tmp_path, release_at_ctrl_c=False)
+    cmd, results, markers = _interrupted_sweep(tmp_path, finish_first=False)
     db = results / "learnability.db"
     done = _stored(db)
     assert 2 <= len(done) < 20
@@ -134,12 +143,12 @@ def test_ctrl_c_mid_sweep_exits_130_with_one_line_and_resume_runs_nothing_twice(
 
 @pytest.mark.timeout(240)
 def test_ctrl_c_stores_the_runs_that_finished_in_their_workers(tmp_path: Path):
-    # the held runs finish in their workers while the driver handles the Ctrl-C: they are results,
-    # stored before exit 130, not work thrown away to be run again on resume
-    cmd, results, markers = _interrupted_sweep(tmp_path, release_at_ctrl_c=True)
+    # runs finished in their workers, their results not yet taken by the driver, when Ctrl-C comes:
+    # they are results, stored before exit 130, not work thrown away to be run again on resume
+    cmd, results, markers = _interrupted_sweep(tmp_path, finish_first=True)
     db = results / "learnability.db"
     executed = _executions(markers)
-    assert len(executed) == len(set(executed))
+    assert len(executed) == len(set(executed)) > 2
     assert set(executed) == _stored(db)
     assert not _stored(db, "running") & set(executed)
     resumed = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=180)
