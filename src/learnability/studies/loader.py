@@ -27,7 +27,7 @@ from typing import Any
 
 from learnability.errors import UserError
 from learnability.paths import check_file_name
-from learnability.studies.base import Study
+from learnability.studies.base import Plan, Study
 
 # a module with __path__ is a package to the import system: study files become its submodules
 __path__: list[str] = []
@@ -175,9 +175,24 @@ def check_study(study: Study[Any], source: str) -> None:
             f"{source}: study name {study.name!r} is a built-in study's; choose another name "
             "so the two studies' runs stay apart in the store"
         )
-    if not study.plans:
-        raise UserError(f"{source}: the study declares no plans; give plans={{'quick': Plan(...)}}")
+    for field_name in ("title", "paper", "protocol_note"):
+        value = getattr(study, field_name, "")
+        if not isinstance(value, str):
+            raise UserError(
+                f"{source}: the study's {field_name} is {type(value).__name__} {value!r}; give a text"
+            )
+    if not isinstance(study.plans, dict) or not study.plans:
+        raise UserError(
+            f"{source}: the study's plans are {study.plans!r}; give a mapping of scale names to "
+            "plans, e.g. plans={'quick': Plan('quick', params)}"
+        )
     for scale, plan in study.plans.items():
+        if not isinstance(scale, str) or not scale.strip():
+            raise UserError(f"{source}: plan scale {scale!r} is not allowed; name it with a text")
+        if not isinstance(plan, Plan):
+            raise UserError(
+                f"{source}: plans[{scale!r}] is a {type(plan).__name__}, not a Plan(scale, params)"
+            )
         if plan.scale != scale:
             raise UserError(f"{source}: plans[{scale!r}] is a Plan of scale {plan.scale!r}")
 
