@@ -364,6 +364,11 @@ def power_command(
                 raise UserError(f"no finished runs of study {the_study.name!r} in {str(results)!r}")
             plan = the_study.plan(scale or pick_scale(the_study, store))
         claims = {c.slug: c for c in the_study.claims(plan)}
+        if not claims:
+            raise UserError(
+                f"study {the_study.name!r} declares no claims at scale {plan.scale!r}, so there is "
+                f"no claim {claim!r} to price"
+            )
         check_choice("claim", claim, claims)
         found = pilot_power(
             claims[claim], StudyResults(records, plan, the_study.name), counts, draws, seed
