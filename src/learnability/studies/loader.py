@@ -3,14 +3,14 @@ holding `__init__.py`, laid out like the built-in studies) and returns the `Stud
 `STUDY`. Anything wrong with the file is bad input: one `UserError` line naming the file and what is
 wrong (no file, a syntax error, an exception while importing it, no `STUDY`, a `STUDY` that is not a
 `Study`, sweeps not named after the study, code that calls `sys.exit`). Nothing inside the package is
-edited or registered.
+edited; the one thing registered is the finder below.
 
 A study file may register its own job (`register_job`). Worker processes (the local pool, Ray) know a
 job only by the name of the module registering it, and import that module before the lookup; so a
-study file is imported under a name that says where the file is: `learnability.studies.loader.<stem>_
-<f|p><hex of the file's absolute path>` (f: a file, p: a folder's `__init__.py`). Importing such a name
-in any process on this machine (this module is made a package for that, with a finder for those names
-alone) runs the study file there, and with it the file's `register_job`."""
+study file is imported under a name that says where the file is: `learnability.studies.loader.study_
+<stem>_<f|p><hex of the file's absolute path>` (f: a file, p: a folder's `__init__.py`). Importing such
+a name in any process on this machine (this module is made a package for that, with a finder for those
+names alone) runs the study file there, and with it the file's `register_job`."""
 
 from __future__ import annotations
 
