@@ -632,6 +632,10 @@ def _look(line):
 
 
 def test_every_labelled_series_of_a_panel_has_its_own_style():
+    from matplotlib.colors import to_rgb
+
+    from learnability.report.panels import Ref
+
     # more than the palette's ten colours
     twelve = [Series(f"s{k}", [1, 2, 3], [k, k + 1.0, k + 2.0]) for k in range(12)]
     given = [Series("a", [1, 2], [1.0, 2.0], kind="dashed", color="grey"),
@@ -646,6 +650,23 @@ def test_every_labelled_series_of_a_panel_has_its_own_style():
             looks = [_look(line) for line in ax.get_lines() if not line.get_label().startswith("_")]
             assert len(looks) == len(set(looks)), looks
         assert len(fig.axes[0].get_lines()) == 12
+    finally:
+        plt.close(fig)
+    # the one-step panel as drawn: per-d dashed curves beside the control's dashed line take no
+    # colour a reader could take for the control's
+    one_step = Panel("success", "log10 c", "fraction", series=[
+        Series("judged", [0, 1, 2], [0.1, 0.8, 0.9]),
+        *(Series(f"d={d}", [0, 1, 2], [0.0, 0.7, 0.8], kind="dashed") for d in (16, 64, 256))],
+        hlines=[Ref(0.0, "control: the same draws before the step", "control")],
+        vlines=[(0.0, "c = 1"), (2.0, "c* = 10^2")])  # fmt: skip
+    fig, _ = render.build(Figure("one_step", "c", [one_step]))
+    try:
+        lines = [line for line in fig.axes[0].get_lines() if not line.get_label().startswith("_")]
+        looks = [_look(line) for line in lines]
+        assert len(looks) == len(set(looks)), looks
+        control = to_rgb(render._REF_STYLE["control"]["color"])
+        for line in lines[:4]:  # the series
+            assert np.linalg.norm(np.subtract(to_rgb(line.get_color()), control)) >= 0.2, line
     finally:
         plt.close(fig)
     # one label, one style across a figure's panels (a legend shared by them means one thing)

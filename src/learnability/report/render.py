@@ -639,16 +639,21 @@ class Styles:
         self.count = 0  # colours handed out
 
     def panel(self, panel: Panel) -> PanelStyles:
+        """The styles of one panel; the colours its series name, and those of its reference lines
+        and bands (a control's orange, a band's red), are not handed to other series."""
         given = {_hex(s.color) for s in panel.series if s.color}
+        refs = [_ref(line) for line in (*panel.hlines, *panel.vlines)]
+        given |= {_hex(_ref_style(r)["color"]) for r in refs}
+        given |= {_hex(sp.color or _SPAN_COLOR.get(sp.role, "#999999")) for sp in panel.spans}
         return PanelStyles(self, {c for c in given if c})
 
     def colour(self, label: str | None, given: set[str]) -> str:
         if label is not None and label in self.colors:
             return self.colors[label]
-        for _ in range(len(_PALETTE)):  # the next palette colour that no series of the panel names
+        for _ in range(len(_PALETTE)):  # the next palette colour unlike any the panel names
             color = _PALETTE[self.count % len(_PALETTE)]
             self.count += 1
-            if color not in given:
+            if not any(_near(color, other) for other in given):
                 break
         if label is not None:
             self.colors[label] = color
@@ -696,6 +701,16 @@ class PanelStyles:
                 self.refs[key] = ref.label
                 return {**style, "linestyle": dash}
         return style
+
+
+def _near(a: str, b: str) -> bool:
+    """Two colours a reader could take for one (the palette's orange and a control's orange)."""
+    from matplotlib.colors import to_rgb
+
+    try:
+        return bool(np.linalg.norm(np.subtract(to_rgb(a), to_rgb(b))) < 0.2)
+    except ValueError:
+        return a == b
 
 
 def _dash_key(linestyle: Any) -> Any:
