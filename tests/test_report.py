@@ -623,6 +623,9 @@ def test_a_line_breaks_where_its_series_was_not_measured():
         assert np.isnan(
             np.asarray(_lines(fig.axes[1])["not run at 32"].get_ydata(), dtype=float)
         ).any()
+        # 64 is left alone: its band has no width there, so its interval is a whisker
+        (whisker,) = fig.axes[1].containers
+        assert whisker.has_yerr
     finally:
         plt.close(fig)
 

@@ -596,6 +596,12 @@ def _draw_series(
         (line,) = ax.plot(x, y, linestyle=style.linestyle, marker=marker, ms=4, **kw)
     if lo is not None and hi is not None:
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.18, linewidth=0)
+        alone = _alone(y)
+        if alone.any():
+            # a band has no width at a point with no neighbour: its interval as a whisker there
+            below, above = np.clip(y - lo, 0, None)[alone], np.clip(hi - y, 0, None)[alone]
+            ax.errorbar(x[alone], y[alone], yerr=np.vstack([below, above]), fmt="none",
+                        ecolor=line.get_color(), alpha=0.6, capsize=3)  # fmt: skip
 
 
 # -- styles: every labelled series of a panel distinct, a label alike across a figure's panels ------------
@@ -757,12 +763,16 @@ def _gaps(
     return x_out, y_out, cut(lo, math.nan), cut(hi, math.nan)
 
 
-def _isolated(y: np.ndarray) -> bool:
-    """Whether some finite point has no finite neighbour (a line draws nothing there)."""
+def _alone(y: np.ndarray) -> np.ndarray:
+    """The finite points with no finite neighbour (a line draws nothing there)."""
     ok = np.isfinite(y)
     left = np.concatenate([[False], ok[:-1]])
     right = np.concatenate([ok[1:], [False]])
-    return bool(np.any(ok & ~left & ~right))
+    return np.asarray(ok & ~left & ~right)
+
+
+def _isolated(y: np.ndarray) -> bool:
+    return bool(_alone(y).any())
 
 
 __all__ = [
