@@ -148,28 +148,41 @@ def prepare_studies(
     built: list[tuple[Any, Any, list[Any], str | None]] = []
     for s in studies:
         plan = s.plan(scale)
-        try:
-            sweeps = sweeps_of(s, plan)
-        except (UserError, KeyboardInterrupt):
-            raise
-        except (Exception, SystemExit) as exc:  # a broken built-in study: reported, not run
-            built.append((s, plan, [], describe(exc)))
-            continue
-        built.append((s, plan, sweeps, None))
+        sweeps, broken = _guarded(_checked_sweeps, s, plan)
+        built.append((s, plan, sweeps or [], broken))
     # the limit holds for the whole command, counted before anything is expanded (a study of
-    # many large sweeps would otherwise take minutes to expand before being refused); each sweep's
-    # shape is checked first, so it can be counted
-    for _, _, sweeps, _ in built:
-        for sweep in sweeps:
-            sweep.check()
+    # many large sweeps would otherwise take minutes to expand before being refused)
     asked = sum(sweep.size() for _, _, sweeps, _ in built for sweep in sweeps)
     what = studies[0].name if len(studies) == 1 else f"these {len(studies)} studies"
     check_run_count(asked, f"study {what!r}" if len(studies) == 1 else what, "all their sweeps")
-    for s, plan, sweeps, error in built:
-        specs = [spec for sweep in sweeps for spec in expand_sweep(sweep)]
-        check_resume_sources(specs)
-        prepared.plans.append((s, plan, specs, error))
+    for s, plan, sweeps, broken in built:
+        specs, failed = _guarded(_expanded, sweeps)
+        check_resume_sources(specs or [])
+        prepared.plans.append((s, plan, specs or [], broken or failed))
     return prepared
+
+
+def _checked_sweeps(study: Any, plan: Any) -> list[Any]:
+    # each sweep's shape checked (cheap), so that the runs of all of them can be counted
+    sweeps = sweeps_of(study, plan)
+    for sweep in sweeps:
+        sweep.check()
+    return list(sweeps)
+
+
+def _expanded(sweeps: list[Any]) -> list[Any]:
+    return [spec for sweep in sweeps for spec in expand_sweep(sweep)]
+
+
+def _guarded(build: Any, *args: Any) -> tuple[Any, str | None]:
+    """`build(*args)`, and None; or, when a built-in study's own code fails (not bad input: a bug
+    there), None and what went wrong: that study is reported as failed and the others still run."""
+    try:
+        return build(*args), None
+    except (UserError, KeyboardInterrupt):
+        raise
+    except (Exception, SystemExit) as exc:
+        return None, describe(exc)
 
 
 def run_studies(
