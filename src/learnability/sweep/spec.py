@@ -319,8 +319,13 @@ class Sweep:
                 f"sweep {self.name!r}: job={self.job!r} is not allowed; give a job name"
             )
         cls: type = get_job(self.job).config_cls
-        self._check(cls)
-        self._seed_applies(cls)
+        try:
+            self._check(cls)
+            self._seed_applies(cls)
+        except UserError as exc:  # name the sweep: a study or command may hold several
+            if str(exc).startswith(f"sweep {self.name!r}"):
+                raise
+            raise UserError(f"sweep {self.name!r}: {exc}") from None
         return cls
 
     def expand(self, progress: Callable[[int, int], None] | None = None) -> list[RunSpec]:
