@@ -672,6 +672,24 @@ def test_every_labelled_series_of_a_panel_has_its_own_style():
             assert np.linalg.norm(np.subtract(to_rgb(line.get_color()), control)) >= 0.2, line
     finally:
         plt.close(fig)
+    # sensitivity's dynamics: two grey runs beside a grey dotted plateau line, the runs named in the
+    # first panel's legend only and drawn alike in every panel
+    runs = [Series(f"seed {k} (never fit)", [0, 20, 40], [1.0, 0.5, 0.2], kind="dashed", color="grey",
+                   legend=i == 0) for k in (0, 1) for i in (0,)]  # fmt: skip
+    panels = [Panel(f"p{i}", "steps", "y", series=[dataclasses.replace(r, legend=i == 0) for r in runs],
+                    hlines=[(0.2, "plateau (loss ≥ 0.2)")] if i == 0 else []) for i in range(2)]  # fmt: skip
+    fig, _ = render.build(Figure("dynamics", "c", panels))
+    try:
+        first, second = fig.axes[:2]
+        looks = [_look(line) for line in first.get_lines()]  # two runs and the plateau line
+        assert len(looks) == 3 and all(
+            a[1] != b[1] or not np.allclose(to_rgb(a[0]), to_rgb(b[0]), atol=0.2)
+            for i, a in enumerate(looks) for b in looks[i + 1 :]
+        ), looks  # fmt: skip
+        assert [_look(line) for line in second.get_lines()] == looks[:2]
+        assert second.get_legend() is None  # the runs are named once, in the first panel
+    finally:
+        plt.close(fig)
     # one label, one style across a figure's panels (a legend shared by them means one thing)
     same = [Panel(f"p{i}", "x", "y", series=[Series(lb, [1, 2], [1.0, 2.0]) for lb in order])
             for i, order in enumerate((("u", "v"), ("v", "u")))]  # fmt: skip

@@ -32,6 +32,9 @@ class Series:
     hi: list[float] | None = None
     kind: SeriesKind = "line"
     color: str | None = None
+    # False: drawn in its label's style (as in the figure's other panels) but left out of the
+    # legend, e.g. the same run in every panel of a figure, named in the first only
+    legend: bool = True
 
 
 @dataclass

@@ -39,6 +39,8 @@ DPI = 160
 TEXT_PT = 12.0  # ticks, legends, notes: the smallest text in a figure
 LABEL_PT, TITLE_PT = 12.5, 13.0
 MAX_COLUMNS = 3  # the report's page is three panels wide
+# two lines of one dash pattern and marker whose colours are less than this apart (RGB) look alike
+ALIKE = 0.35
 GRID_MAX = 25  # at most this many distinct x: a design's grid, where a line breaks at an x it lacks
 _STYLE: Any = {  # a dict of rcParams (typed Any: matplotlib types each key)
     "font.size": TEXT_PT,
@@ -562,7 +564,7 @@ def _draw_series(
         err = np.vstack([np.clip(y - lo, 0, None), np.clip(hi - y, 0, None)])
     # a series that is one named category is labelled by the axis, not the legend
     named = bool(categories) and len(s.x) == 1 and str(s.x[0]) == s.label
-    kw: dict[str, Any] = {"label": None if named else s.label}
+    kw: dict[str, Any] = {"label": None if named or not s.legend else s.label}
     if s.color:
         kw["color"] = s.color
     if s.kind == "bar":
@@ -642,6 +644,7 @@ class Styles:
 
     def __init__(self) -> None:
         self.colors: dict[str, str] = {}  # label -> colour
+        self.looks: dict[tuple[str, str], Style] = {}  # (label, kind) -> its style so far
         self.count = 0  # colours handed out
 
     def panel(self, panel: Panel) -> PanelStyles:
@@ -651,7 +654,7 @@ class Styles:
         refs = [_ref(line) for line in (*panel.hlines, *panel.vlines)]
         given |= {_hex(_ref_style(r)["color"]) for r in refs}
         given |= {_hex(sp.color or _SPAN_COLOR.get(sp.role, "#999999")) for sp in panel.spans}
-        return PanelStyles(self, {c for c in given if c})
+        return PanelStyles(self, {c for c in given if c}, panel)
 
     def colour(self, label: str | None, given: set[str]) -> str:
         if label is not None and label in self.colors:
@@ -667,10 +670,25 @@ class Styles:
 
 
 class PanelStyles:
-    def __init__(self, styles: Styles, given: set[str]) -> None:
+    """One panel's styles. Its reference lines keep their role's style (a control dashed orange, a
+    chance line dotted grey) unless an earlier one looks the same; its labelled series then take
+    styles that look like no labelled line already there."""
+
+    def __init__(self, styles: Styles, given: set[str], panel: Panel | None = None) -> None:
         self.styles, self.given = styles, given
-        self.taken: dict[tuple[str, Any, str | None], str | None] = {}  # style -> its label
-        self.refs: dict[tuple[str, Any], str] = {}
+        self.taken: list[tuple[str, Any, str | None, str]] = []  # colour, dashes, marker, label
+        self.refs: dict[Ref, dict[str, Any]] = {}
+        for line in (*panel.hlines, *panel.vlines) if panel is not None else ():
+            ref = _ref(line)
+            if ref not in self.refs:
+                self.refs[ref] = self._ref(ref)
+
+    def _clash(self, color: str, linestyle: Any, marker: str | None, label: str) -> bool:
+        dash = _dash_key(linestyle)
+        return any(
+            lb != label and d == dash and m == marker and _near(c, color, ALIKE)
+            for c, d, m, lb in self.taken
+        )
 
     def series(self, s: Series, categories: list[str]) -> Style | None:
         if s.kind == "bar":
@@ -681,40 +699,48 @@ class PanelStyles:
 
     def pick(self, label: str | None, kind: str, color: str | None) -> Style:
         color = _hex(color) or self.styles.colour(label, self.given)
+        before = self.styles.looks.get((label, kind)) if label is not None else None
         tried = set(self.given)
         for _ in range(len(_PALETTE) + 1):
-            for linestyle, marker in _VARIANTS[kind]:
-                key = (color, _dash_key(linestyle), marker)
+            again = [(before.linestyle, before.marker)] if before and before.color == color else []
+            for linestyle, marker in [*again, *_VARIANTS[kind]]:
                 if label is None:
                     return Style(color, linestyle, marker)
-                if self.taken.get(key, label) == label:
-                    self.taken[key] = label
-                    return Style(color, linestyle, marker)
+                if not self._clash(color, linestyle, marker, label):
+                    self.taken.append((color, _dash_key(linestyle), marker, label))
+                    style = Style(color, linestyle, marker)
+                    self.styles.looks.setdefault((label, kind), style)
+                    return style
             tried.add(color)  # every variant of this colour taken: the next free colour
             color = self.styles.colour(None, tried)
         return Style(color, *_VARIANTS[kind][0])
 
-    def ref(self, ref: Ref) -> dict[str, Any]:
-        """A reference line's style: its role's, unless another labelled line of the panel already
-        looks the same (then the next dash pattern)."""
+    def _ref(self, ref: Ref) -> dict[str, Any]:
         style = _ref_style(ref)
         if not ref.label:
             return style
         color = _hex(style["color"]) or ""
         for dash in (style["linestyle"], *_DASHES):
-            key = (color, _dash_key(dash))
-            if self.refs.get(key, ref.label) == ref.label:
-                self.refs[key] = ref.label
+            if not self._clash(color, dash, None, ref.label):
+                self.taken.append((color, _dash_key(dash), None, ref.label))
                 return {**style, "linestyle": dash}
         return style
 
+    def ref(self, ref: Ref) -> dict[str, Any]:
+        """A reference line's style: its role's, unless an earlier labelled line of the panel
+        already looks the same (then the next dash pattern)."""
+        if ref not in self.refs:
+            self.refs[ref] = self._ref(ref)
+        return self.refs[ref]
 
-def _near(a: str, b: str) -> bool:
-    """Two colours a reader could take for one (the palette's orange and a control's orange)."""
+
+def _near(a: str, b: str, limit: float = 0.2) -> bool:
+    """Two colours a reader could take for one (the palette's orange and a control's orange): less
+    than `limit` apart in RGB."""
     from matplotlib.colors import to_rgb
 
     try:
-        return bool(np.linalg.norm(np.subtract(to_rgb(a), to_rgb(b))) < 0.2)
+        return bool(np.linalg.norm(np.subtract(to_rgb(a), to_rgb(b))) < limit)
     except ValueError:
         return a == b
 

@@ -112,8 +112,8 @@ def dynamics(results: StudyResults) -> list[Figure]:
     panels = []
     for key, label in (("probe_loss", "MSE on the probe batch"), ("sharpness_gauss", "Gaussian sharpness (±1)"),
                        ("blowup_paper", "Blowup (paper)"), ("param_norm", "‖θ‖")):
-        series = [Series(tag if key == "probe_loss" else None, steps, [num(row.get(key)) for row in traj],
-                         kind="dashed", color=color) for tag, steps, traj, color in curves]
+        series = [Series(tag, steps, [num(row.get(key)) for row in traj], kind="dashed", color=color,
+                         legend=key == "probe_loss") for tag, steps, traj, color in curves]
         panels.append(Panel(label, "steps after the first probe loss < 0.01", label, series=series,
                             logy=key != "param_norm", vlines=[(0.0, "")],
                             hlines=[(ev.PLATEAU, "plateau (loss ≥ 0.2)")] if key == "probe_loss" else []))
