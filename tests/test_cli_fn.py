@@ -74,3 +74,15 @@ def test_errors_are_one_line_exit_2(capsys, args, needle):
     text = " ".join(err.split())
     assert needle in text and "Traceback" not in err
     assert text.startswith("error:")
+
+
+def test_a_table_file_named_with_brackets_and_dollars_is_shown_and_drawn_as_typed(
+    tmp_path, capsys, monkeypatch
+):
+    from cli_run import run_cli
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("z[bold]y.txt", "x$\\bad{$.txt"):
+        (tmp_path / name).write_text("0110")
+        code, out, err = run_cli(["fn", "profile", name, "--plot", f"{len(name)}.png"], capsys)
+        assert code == 0 and name in out and "Traceback" not in err, out + err

@@ -361,3 +361,27 @@ def test_sweep_seed_axes_are_refused_with_the_spelling_that_works(tmp_path, caps
     sweep.write_text("name: s/seeds\njob: testing.probe\nseeds: [1, 2, 3]\n")
     code, out, err = run_cli(["sweep", sweep, "--dry-run"], capsys)
     assert code == 0 and "3 runs" in out, err
+
+
+def test_plot_draws_names_with_brackets_and_dollars_as_typed(tmp_path, capsys):
+    # '$' starts matplotlib's math notation (a bad formula was a traceback after the work)
+    name = "d/$\\bad{$ [/x]"
+    sweep = tmp_path / "d.yaml"
+    sweep.write_text(f"name: {json.dumps(name)}\njob: testing.probe\ngrid: {{x: [1.0, 2.0]}}\n")
+    results = tmp_path / "r"
+    assert run_cli(["sweep", sweep, "--workers", "0", "--results", results], capsys)[0] == 0
+    argv = [
+        "plot",
+        name,
+        "--x",
+        "x",
+        "--y",
+        "value",
+        "--results",
+        results,
+        "--out",
+        tmp_path / "d.png",
+    ]
+    code, out, err = run_cli(argv, capsys)
+    assert code == 0 and out.startswith(name), out + err
+    assert (tmp_path / "d.png").stat().st_size > 0

@@ -371,7 +371,7 @@ def sweep_figure(
         if position is not None:  # side by side around each category, so intervals do not hide
             dodge = 0.25 * (i - (len(groups) - 1) / 2) / max(len(groups), 1)
             part["x"] = part["x"].map(position) + dodge
-        label = f"{_short(hc)} = {g}" if hc else None
+        label = _drawn(f"{_short(hc)} = {g}") if hc else None
         color = f"C{i % 10}"
         if by == "mean-ci":
             # categories are not a continuum: points with error bars, not joined up
@@ -392,7 +392,8 @@ def sweep_figure(
         else f"one line per unit ({_short(uc) if uc else 'run'})"
     )
     panel = Panel(
-        title or f"{yc} vs {xc}", _short(xc), _short(yc), series=series, logx=logx, logy=logy,
+        _drawn(title or f"{yc} vs {xc}"), _drawn(_short(xc)), _drawn(_short(yc)), series=series,
+        logx=logx, logy=logy,
         ylim=(0.0, 1.0) if boolean and not logy else None,
         xticks=[float(i) for i in range(len(xs))] if categorical else None,
     )  # fmt: skip
@@ -401,9 +402,15 @@ def sweep_figure(
         caption += f" {left_out} runs with an infinite {_short(yc)} or {_short(xc)} left out."
     name = "".join(ch if ch.isalnum() else "_" for ch in f"{_short(yc)}_vs_{_short(xc)}")
     return SweepFigure(
-        Figure(name, caption, [panel]), [str(v) for v in xs] if categorical else None,
+        Figure(name, caption, [panel]), [_drawn(v) for v in xs] if categorical else None,
         len(work), units,
     )  # fmt: skip
+
+
+def _drawn(text: object) -> str:
+    """`text` (a sweep's name, a column, a setting's value) as matplotlib must be given it to draw
+    it as typed: a '$' would start its math notation (and a bad formula is an exception)."""
+    return str(text).replace("$", r"\$")
 
 
 def _finite_or_category(value: Any) -> bool:

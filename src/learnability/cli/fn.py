@@ -131,7 +131,7 @@ def profile_command(
 def _print_profile(p: SensitivityProfile) -> None:
     console = Console()
     kind = "exact" if p.exact else f"sampled, {p.samples} strings, {p.confidence:.0%} intervals"
-    table = Table(title=f"{p.name}  (n = {p.n}, {kind})")
+    table = Table(title=literal(f"{p.name}  (n = {p.n}, {kind})"))  # (a file name may hold [...])
     table.add_column("k", justify="right")
     table.add_column("K_k" if p.exact else "fraction K_k/2^n", justify="right")
     table.add_column("K_k / 2^n" if p.exact else "interval", justify="right")
@@ -155,7 +155,7 @@ def _print_profile(p: SensitivityProfile) -> None:
         else:
             style = None
         cells = [str(k), left, right] + ([weight] if p.fourier_weights is not None else [])
-        table.add_row(*cells, style=style)
+        table.add_row(*map(literal, cells), style=style)
     console.print(table)
     if hidden:
         console.print(f"[dim]{hidden} values of k with no sampled string are not shown.[/]")
@@ -234,7 +234,8 @@ def _plot(p: SensitivityProfile, path: Path) -> None:
     ax.set_xlabel("sensitivity k")
     ax.set_ylabel("fraction of inputs K_k / 2^n")
     label = "exact" if p.exact else f"{p.samples} samples"
-    ax.set_title(f"{p.name}, n = {p.n} ({label}); as = {p.average:.3g}")
+    # a '$' in a file's name would start matplotlib's math notation: drawn as typed instead
+    ax.set_title(f"{p.name}, n = {p.n} ({label}); as = {p.average:.3g}".replace("$", r"\$"))
     fig.tight_layout()
     claim_output_file(path)
     with atomic_path(path) as tmp:  # the format from the real name: the temporary one ends .tmp

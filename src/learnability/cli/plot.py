@@ -106,7 +106,7 @@ def plot_command(
     left = (
         "; left out: " + ", ".join(f"{n} {s}" for s, n in sorted(others.items())) if others else ""
     )
-    typer.echo(f"{built.figure.panels[0].title}: {built.figure.caption}{left} → {out}")
+    typer.echo(f"{sweep}: {built.figure.caption}{left} → {out}")
 
 
 def register(app: typer.Typer) -> None:
