@@ -39,8 +39,9 @@ DPI = 160
 TEXT_PT = 12.0  # ticks, legends, notes: the smallest text in a figure
 LABEL_PT, TITLE_PT = 12.5, 13.0
 MAX_COLUMNS = 3  # the report's page is three panels wide
-# two lines of one dash pattern and marker whose colours are less than this apart (RGB) look alike
-ALIKE = 0.35
+# two lines of one dash pattern and marker look alike when their colours are less than this apart
+# (RGB), or both grey
+ALIKE = 0.25
 GRID_MAX = 25  # at most this many distinct x: a design's grid, where a line breaks at an x it lacks
 _STYLE: Any = {  # a dict of rcParams (typed Any: matplotlib types each key)
     "font.size": TEXT_PT,
@@ -686,7 +687,7 @@ class PanelStyles:
     def _clash(self, color: str, linestyle: Any, marker: str | None, label: str) -> bool:
         dash = _dash_key(linestyle)
         return any(
-            lb != label and d == dash and m == marker and _near(c, color, ALIKE)
+            lb != label and d == dash and m == marker and _alike(c, color)
             for c, d, m, lb in self.taken
         )
 
@@ -743,6 +744,20 @@ def _near(a: str, b: str, limit: float = 0.2) -> bool:
         return bool(np.linalg.norm(np.subtract(to_rgb(a), to_rgb(b))) < limit)
     except ValueError:
         return a == b
+
+
+def _alike(a: str, b: str) -> bool:
+    """Two line colours a reader could take for one: close, or both grey (#555 beside #808080)."""
+    from matplotlib.colors import to_rgb
+
+    def grey(c: str) -> bool:
+        try:
+            rgb = to_rgb(c)
+        except ValueError:
+            return False
+        return max(rgb) - min(rgb) < 0.08
+
+    return _near(a, b, ALIKE) or (grey(a) and grey(b))
 
 
 def _dash_key(linestyle: Any) -> Any:
