@@ -508,6 +508,10 @@ def report_command(
                 f"`learnability {runs_of[absent[0]]}` first, or report one of: "
                 f"{', '.join(sorted(present)) or '(none)'}"
             )
+        from learnability.frame import read_records
+
+        for name in runs_of:  # a damaged or foreign row (JSON nested too deep) is bad input: found
+            read_records(store, study=name)  # before the report folder is touched
         reports, errors = [], {}
         claim_output_dir(out, REPORT_FILES)
         for s in [*(_studies(names) if names else []), *files]:
