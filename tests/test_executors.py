@@ -126,6 +126,12 @@ def test_a_log_file_gets_plain_progress_lines(tmp_path: Path, capsys, monkeypatc
     # the end, but one plain line per finished sweep, and one at most every PLAIN_EVERY_S seconds
     import learnability.sweep.runner as runner
 
+    for name in (
+        "FORCE_COLOR",
+        "TTY_COMPATIBLE",
+        "TTY_INTERACTIVE",
+    ):  # rich's "a terminal after all"
+        monkeypatch.delenv(name, raising=False)
     sweeps = [
         Sweep("log/a", "testing.probe", grid={"x": [1.0, 2.0]}),
         Sweep("log/b", "testing.probe", grid={"x": [3.0, 4.0, 5.0]}, base={"mode": "raise"}),
@@ -154,6 +160,8 @@ def test_a_log_file_says_when_the_sweep_waits_for_another_driver(
     import learnability.sweep.runner as runner
 
     monkeypatch.setattr(runner, "PLAIN_EVERY_S", 0.2)
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        monkeypatch.delenv(name, raising=False)
     specs = Sweep("log/w", "testing.probe", grid={"x": [1.0, 2.0]}).expand()
     now = time.time()
     result = {"status": "ok", "metrics": {}, "error": None, "started": now, "finished": now}

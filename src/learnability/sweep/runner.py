@@ -19,7 +19,6 @@ import contextlib
 import importlib.util
 import os
 import re
-import sys
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -177,7 +177,7 @@ class _Progress:
 
     def __init__(self, enabled: bool, total: int, label: str, per_sweep: dict[str, int]) -> None:
         self.bar: Progress | None = None
-        self.plain = enabled and total > 0 and not sys.stdout.isatty()
+        self.plain = enabled and total > 0 and not _animated()
         self.total, self.label = total, label
         self.left = dict(per_sweep)  # runs of each sweep not finished yet
         self.t0 = time.monotonic()
@@ -235,6 +235,13 @@ class _Progress:
     def stop(self) -> None:
         if self.bar is not None:
             self.bar.stop()
+
+
+def _animated() -> bool:
+    """Whether a progress bar shows here as it moves: a terminal, or a notebook (rich's own test,
+    so FORCE_COLOR and TTY_INTERACTIVE count as they do for the bar)."""
+    console = Console()
+    return bool(getattr(console, "is_interactive", console.is_terminal) or console.is_jupyter)
 
 
 def _clock(seconds: float) -> str:
