@@ -212,7 +212,10 @@ def test_embedding_sharpness(ran) -> None:
         assert rule["focus"]["value"] == pytest.approx(logs.mean())
         effects = {a["alternative"]: a["effect"] for a in row["robustness"]}
         assert effects["function=x1 ^ x3"] == "not evaluated"  # this scale trains MAJORITY only
-        assert {e for a, e in effects.items() if a.startswith("measure=")} == {"changed"}
+        # the other measures change the evidence (effective; "underpowered" when one is undecided
+        # without the power to decide at this scale's units: changed, but not counted either way)
+        measures = {e for a, e in effects.items() if a.startswith("measure=")}
+        assert measures and measures <= {"changed", "underpowered"}, measures
 
 
 # -- 4. K_0 along training --------------------------------------------------------------------------
