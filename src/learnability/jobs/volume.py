@@ -21,6 +21,7 @@ LayerNorm/bias settings, eps or margin: cells that differ only in those hold the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import time
@@ -231,6 +232,13 @@ def table_summary(table: torch.Tensor, n: int, ln: LayerNormStats) -> dict[str, 
     }
 
 
+# The same-balance control is a pure function of (n, counts, draws, seed) with frozen results: each
+# distinct one is computed once per worker (the 360 models of a cell repeat counts often at small n;
+# 8–13% of a `random_profiles` run's CPU from a cold cache: bench/bench_volume_controls.py)
+_moments = functools.lru_cache(maxsize=1 << 16)(same_balance_moments)
+_k0_positive = functools.lru_cache(maxsize=1 << 16)(k0_positive_probability)
+
+
 def decision_rows(
     table: torch.Tensor,
     n: int,
@@ -252,8 +260,8 @@ def decision_rows(
         decided = accept + reject
         k = np.arange(n + 1)
         s_mean = float((counts * k).sum() / decided / n) if decided else math.nan
-        m = same_balance_moments(n, accept, reject)
-        pos = k0_positive_probability(n, accept, reject, draws=draws, seed=n)
+        m = _moments(n, accept, reject)
+        pos = _k0_positive(n, accept, reject, draws=draws, seed=n)
         meets = k0_at_least_probability(n, accept, bound, reject, draws=draws, seed=n)
         rows.append({
             "margin": rel, "margin_abs": rel * std, "accept": accept, "reject": reject,
