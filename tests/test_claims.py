@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
@@ -376,3 +377,43 @@ def test_a_claim_whose_rule_never_ran_still_states_its_control():
     )
     result = evaluate(vac, _records(), "demo", "quick")
     assert result.verdict == "vacuous" and result.control["value"].startswith("not measured")
+
+
+# -- pairing inferred from shared units ---------------------------------------------------------------------
+def _shared_seed_obs(drop: int = 0):
+    """Focus and control trained from the same 8 seeds: each seed carries its own slope offset (±1),
+    the focus grows 0.1 per x faster. `drop` control seeds are missing (a filter left them out)."""
+    obs = []
+    for s in range(8):
+        offset = (-1) ** s * (1 + 0.1 * s)
+        for x in (4, 6, 8):
+            obs.append(Obs(f"s{s}", (offset + 0.1) * x, x=x, group="focus"))
+            if s >= drop:
+                obs.append(Obs(f"s{s}", offset * x, x=x, group="control"))
+    return obs
+
+
+def test_a_trend_control_is_paired_when_the_groups_share_their_seeds():
+    rule = Trend("focus", above(-1.0, -0.5), controls=("control",), control_band=above(0.0, 0.05))
+    for drop in (0, 2):  # all seeds shared, or 6 of 8: still paired on the shared ones
+        decision = judge(rule, Evidence(_shared_seed_obs(drop)), Units("seed")).decision
+        diff = decision.details["controls"]["control"]
+        assert diff["paired"] is True and f"paired on {8 - drop} shared units" in decision.measured
+        # the seed offsets cancel: every pair differs by exactly 0.1 per x
+        assert diff["difference"]["value"] == pytest.approx(0.1)
+        assert diff["difference"]["hi"] - diff["difference"]["lo"] < 1e-9
+    # independent units (other seeds in the control): Welch, and the offsets swamp the difference
+    unpaired = [
+        o if o.group == "focus" else replace(o, unit="c" + str(o.unit)) for o in _shared_seed_obs()
+    ]
+    decision = judge(rule, Evidence(unpaired), Units("seed")).decision
+    diff = decision.details["controls"]["control"]
+    assert diff["paired"] is False and diff["difference"]["hi"] - diff["difference"]["lo"] > 1.0
+
+
+def test_a_contrast_pairs_the_shared_units_when_a_few_are_missing():
+    obs = [Obs(u, 1.0 + u + 0.2, group="a") for u in range(8)]
+    obs += [Obs(u, 1.0 + u, group="b") for u in range(1, 8)]  # unit 0 has no control
+    decision = judge(Contrast("a", "b", above(0.0, 0.1)), Evidence(obs), Units("seed")).decision
+    assert decision.verdict == "reproduced" and decision.details["paired"] is True
+    assert decision.statistic.value == pytest.approx(0.2) and decision.statistic.n == 7

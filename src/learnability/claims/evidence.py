@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,10 +124,22 @@ class Frame:
         )
 
     def is_paired(self, a: str, b: str) -> bool:
-        """True when every cell of both groups has a partner: the same unit measured both ways."""
-        left = {(r.x, r.unit) for r in self.rows(a)}
-        right = {(r.x, r.unit) for r in self.rows(b)}
-        return bool(left) and left == right
+        """True when the two groups share their units: at least two (x, unit) cells are measured
+        both ways and the shared cells are at least half of each group's (a filter that drops a few
+        runs of one group leaves the rest paired). The paired analysis then reads the shared cells
+        only (`paired`); units seen in one group alone are left out of it."""
+        return shares_units(
+            {(r.x, r.unit) for r in self.rows(a)}, {(r.x, r.unit) for r in self.rows(b)}
+        )
+
+
+def shares_units(left: Collection[Any], right: Collection[Any]) -> bool:
+    """Whether two groups' units (cells) overlap enough to be analysed as pairs (`Frame.is_paired`)."""
+    a, b = set(left), set(right)
+    if a and a == b:
+        return True
+    shared = len(a & b)
+    return shared >= 2 and 2 * shared >= max(len(a), len(b))
 
 
 def observe(

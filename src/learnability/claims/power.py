@@ -47,6 +47,7 @@ from learnability.claims.rules import (
     Rate,
     Rule,
     Trend,
+    control_slopes,
 )
 
 TARGET = 0.8  # the power `units_needed` asks for
@@ -357,8 +358,11 @@ def _trend(rule: Trend, frame: Frame, min_n: int, prior_sd: float | None) -> Cur
         parts.append(_one_sample(rule.band, focus, min_n, prior_sd))
         for c in rule.controls:
             assert rule.control_band is not None
+            a, b, paired = control_slopes(frame, rule.focus, c)
             parts.append(
-                _two_sample(rule.control_band, focus, _unit_slopes(frame, c), min_n, prior_sd)
+                _one_sample(rule.control_band, a - b, min_n, prior_sd)
+                if paired
+                else _two_sample(rule.control_band, a, b, min_n, prior_sd)
             )
         for p in parts:  # per-unit slopes: one slope per unit, so n units = n slopes
             p.n0 = min_cell(frame, rule.groups())

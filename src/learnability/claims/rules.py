@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from learnability import stats
-from learnability.claims.evidence import Frame
+from learnability.claims.evidence import Frame, shares_units
 from learnability.report import rule_panels as rp
 from learnability.report.panels import Panel, Ref, Series, Span, grouped_series
 from learnability.stats import Estimate
@@ -231,16 +231,21 @@ class Trend(Rule):
         details: dict[str, Any] = {"slope": _est(slope), "controls": {}}
         for c in self.controls:
             c_slope, c_fit, c_per_unit = self._slope(frame, c)
+            paired = False
             if per_unit or c_per_unit or fit is None or c_fit is None:
-                diff = stats.welch_diff(*_unit_slopes(frame, self.focus, c))
+                a, b, paired = control_slopes(frame, self.focus, c)
+                diff = stats.paired_mean_diff(a, b) if paired else stats.welch_diff(a, b)
             else:
                 diff = stats.slope_difference(fit, c_fit)
             assert self.control_band is not None
             parts.append(self.control_band.judge(diff))
             cname = _label(c, self.labels)
             control_texts.append(f"{cname} slope {c_slope.fmt()}")
-            measured += f"; minus {cname}: {diff.fmt()}"
-            details["controls"][c] = {"slope": _est(c_slope), "difference": _est(diff)}
+            how = f" (paired on {len(a)} shared units)" if paired else ""
+            measured += f"; minus {cname}{how}: {diff.fmt()}"
+            details["controls"][c] = {
+                "slope": _est(c_slope), "difference": _est(diff), "paired": paired,
+            }  # fmt: skip
         return Decision(combine(parts), measured, slope, "; ".join(control_texts), details)
 
     def panel(self, frame: Frame, title: str, decision: Decision | None = None) -> Panel:
@@ -278,21 +283,27 @@ class Trend(Rule):
         return Panel(title, self.x, self.y, series=series)
 
 
-def _unit_slopes(frame: Frame, *groups: str) -> list[list[float]]:
-    out = []
-    for g in groups:
-        by_unit: dict[Any, list[tuple[float, float]]] = {}
-        for r in frame.rows(g):
-            if r.x is not None:
-                by_unit.setdefault(r.unit, []).append((float(r.x), r.y))
-        out.append(
-            [
-                stats.ols([p[0] for p in pts], [p[1] for p in pts]).slope
-                for pts in by_unit.values()
-                if len({p[0] for p in pts}) >= 2
-            ]
-        )
-    return out
+def unit_slope_map(frame: Frame, group: str) -> dict[Any, float]:
+    """Each unit's OLS slope of y on x in `group` (units seen at ≥ 2 distinct x)."""
+    by_unit: dict[Any, list[tuple[float, float]]] = {}
+    for r in frame.rows(group):
+        if r.x is not None:
+            by_unit.setdefault(r.unit, []).append((float(r.x), r.y))
+    return {
+        u: stats.ols([p[0] for p in pts], [p[1] for p in pts]).slope
+        for u, pts in by_unit.items()
+        if len({p[0] for p in pts}) >= 2
+    }
+
+
+def control_slopes(frame: Frame, focus: str, control: str) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Per-unit slopes of the focus and a control group: aligned on their shared units (paired)
+    when the groups share units (the same seed trained on both tasks), else each group's own."""
+    a, b = unit_slope_map(frame, focus), unit_slope_map(frame, control)
+    if shares_units(a, b):
+        shared = [u for u in a if u in b]
+        return np.array([a[u] for u in shared]), np.array([b[u] for u in shared]), True
+    return np.array(list(a.values())), np.array(list(b.values())), False
 
 
 def _est(e: Estimate) -> dict[str, float]:
