@@ -16,9 +16,11 @@ from learnability.studies.sensitivity.plan import SensitivityParams
 # isort: on
 
 # fmt: off
-STATE = Choice("state", "fit+K", ("fit", "end of budget"),
-               "the same time since the fit in every run (K steps after it); 'fit': where an early-stopped run "
-               "ends; 'end of budget': the paper's fixed budget, read at different times since the fit")
+STATE = Choice("state", "end of budget", ("fit+K", "fit"),
+               "the end of the budget: every task at an n read at the same training step (the paper's fixed "
+               "budget; the quick plan's is longer at the largest n, where PARITY fits late); 'fit+K': the same time "
+               "since the fit in every run (K steps after it), but PARITY read near step 1,400 at n = 8 against "
+               "controls near 300–400; 'fit': where an early-stopped run ends")
 POOLED = "units=runs (pooled OLS)"
 PRE_CHOICES = {"state": "fit", "filter": "fitted", "scale": "linear"}
 PRE_WHY = (": early stop at MSE < 0.001, 'fitted' filter, linear slope over all runs; the engine compares "
@@ -43,6 +45,20 @@ def units_revision(rule: Rule, shared: str, **choices: Any) -> Revision:
     return Revision(rule, REVISED, "first engine rule, revised after the first quick run: it counted every run as a "
                     f"unit, but {shared} share their initial weights, so they are one unit (pseudo-replication)",
                     {"units": "run", **choices})
+
+
+ROUND4 = "2026-12-03"  # controls matched in training time (issue 33)
+AT_FIT_K = ("read K steps after each run's own fit, a contrast between tasks compared PARITY near step 1,400 (n = 8) "
+            "with MAJORITY and FIRST near steps 300–400; every task's blowup drifts up ~0.1 decades per 1,000 steps "
+            "after its fit, so the contrast partly measured training time: every task at an n is now read at the same "
+            "step, the end of the budget (2,000 steps at n = 8)")
+
+
+def matched(rule: Trend) -> tuple[Trend, Revision]:
+    """The rule read at the matched training step (the current one, a version up) and its revision: the
+    same rule read K steps after each run's fit."""
+    return (replace(rule, version=rule.version + 1, date=ROUND4),
+            Revision(rule, ROUND4, AT_FIT_K, {"state": "fit+K"}))
 
 
 def at_budget(rule: Trend) -> Revision:
@@ -89,7 +105,9 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     units = Units("seed", min_per_cell=3, note="a seed draws the initial weights and the data; the same weights at every n and task")
     seeds = Units("seed", 3, "it draws the random function, its training strings and the initialisation; its sizes share them")
     control = Control("MAJORITY and FIRST, same sweep, state and filter", group="majority")
-    lag, size = f"{p.after_fit} steps after its fit (the first evaluation with test MSE < 0.001)", "log10(‖θ‖/‖θ₀‖·Blowup)"
+    steps = ", ".join(f"{p.budget_of(n):,} at n = {n}" for n in p.ns) if p.budget_at else f"{p.budget:,}"
+    lag = f"at the end of the budget ({steps} steps), the same training step for every task at an n"
+    size = "log10(‖θ‖/‖θ₀‖·Blowup)"
     draws = (Choice("runs", "scaling and trade-off draws", ("trade-off draws only",)),) if p.tradeoff_draws >= 3 else ()
     focus = ((Choice("focus", "parity", ("sparse_half",), "sparse parity with k = ⌈n/2⌉ is also in scope"),)
              if "sparse_half" in p.tasks else ())
@@ -103,11 +121,12 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
                 pooled: bool = True, alternatives: tuple[Alternative, ...] = (), **kw: Any) -> Claim:
         """A claim on the scaling sweep, read in the state chosen (fit + K by default). Its history: the rule
         before the reanalysis (`revised`; default: the same rule read at the end of the budget), then `history`."""
-        alts = (Alternative(POOLED, rule=replace(rule, per_unit=False)),) if pooled else ()
+        current, fit_k = matched(rule)
+        alts = (Alternative(POOLED, rule=replace(current, per_unit=False)),) if pooled else ()
         return Claim(slug=slug, title=title, statement=statement, paper_statement=paper, evidence=evidence,
-                     rule=rule, units=kw.pop("units", units), control=kw.pop("control", control),
+                     rule=current, units=kw.pop("units", units), control=kw.pop("control", control),
                      choices=(STATE, *choices), alternatives=(*alts, *alternatives),
-                     history=(revised or at_budget(rule), *history), regime=scaling_regime,
+                     history=(fit_k, revised or at_budget(rule), *history), regime=scaling_regime,
                      replicate=("scaling",), **kw)
 
     return [

@@ -1,9 +1,10 @@
 """Study `sensitivity`, evidence: reading run records under the analysis choices the mechanistic claims
 share, and one evidence function per claim.
 
-- `state`: "fit+K" (the headline): K steps after the first evaluation with test MSE < 0.001, the same time
-  since the fit in every run; "fit": at that evaluation (where an early-stopped run ends); "end of budget":
-  the paper's fixed budget, where an early fitter has drifted for longer than a late one. A run without
+- `state`: "end of budget" (the headline since round 4): the end of the fixed budget, the same training step
+  for every task at an n (the quick plan's budget is longer at its largest n); "fit+K": K steps after the first
+  evaluation with test MSE < 0.001, the same time since the fit in every run but other training steps across
+  tasks; "fit": at that evaluation (where an early-stopped run ends). A run without
   the state (not fitted within the cap) is left out and counted.
 - `filter`: "converged" (test MSE < 0.001 in the state read, the paper's); "fitted" (pre-engine history):
   also Boolean-target runs with accuracy ≥ 0.99.
@@ -63,6 +64,9 @@ def mechanistic(records: list[Any], choices: Choices,
     passed = [(r, st) for r, st in read if keep(r, st, how)]
     kept = [(r, v) for r, st in passed if (v := finite(value(r, st))) is not None]
     lag = f", K = {records[0].metrics.get('after_fit')} steps" if records and which == "fit+K" else ""
+    if records and which == "end of budget":
+        at = {n: int(num(r.metrics.get("budget"))) for r in records for n in [n_of(r)]}
+        lag = ", at step " + ", ".join(f"{b:,} (n = {n})" for n, b in sorted(at.items()))
     return kept, (f"{len(kept)} runs kept (state '{which}'{lag}); {len(records) - len(read)} have no "
                   f"such state (not fitted within the cap), {len(read) - len(passed)} left out by the "
                   f"'{how}' filter")

@@ -60,6 +60,22 @@ class SensitivityParams:
     pad_steps: int
     pad_d_model: int
     pad_batch: int
+    # the scaling sweep's budget per n (aligned with `ns`; () = `budget` at every n): every task at an n
+    # is read at the end of the same budget, the same training step, so a contrast between tasks does
+    # not compare runs read at different times (PARITY fits late at large n)
+    budget_at: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.budget_at and len(self.budget_at) != len(self.ns):
+            raise ValueError(f"budget_at {self.budget_at} must give one budget per n in {self.ns}")
+        if any(not 1 <= b <= self.max_steps for b in self.budget_at):
+            raise ValueError(
+                f"budget_at {self.budget_at}: each budget must lie in [1, max_steps={self.max_steps}]"
+            )
+
+    def budget_of(self, n: int) -> int:
+        """The scaling sweep's budget at n: the training step every task at that n is read at."""
+        return self.budget_at[self.ns.index(n)] if self.budget_at else self.budget
 
 
 PAPER = Plan(
@@ -108,10 +124,14 @@ QUICK = Plan(
         len_buckets=((2, 6), (7, 9), (10, 12)), len_positions=("alibi", "sinusoidal"), len_steps=800,
         len_seeds=(0, 1, 2, 3, 4, 5), len_alt_seeds=(0, 1, 2), pad_n=12, pad_seeds=(0, 1, 2, 3, 4, 5),
         pad_curve_ns=(4, 8), pad_curve_seeds=(0, 1, 2), pad_steps=800, pad_d_model=32, pad_batch=128,
+        budget_at=(1000, 1000, 2000),
     ),
     deviations={
         "*": "Quick scale: width 32 (FFN 32), batch 128, lr 1e-3, a budget of 1,000 steps (paper: width 128, "
-        "batch 1024, lr 3e-4, 10,000 steps); n = 4, 6, 8 (paper 4–30); the scaling sweep on 24 fresh seeds "
+        "batch 1024, lr 3e-4, 10,000 steps) — 2,000 at n = 8, where PARITY fits at steps 800–1,400 (the stop-28/29 "
+        "pilots), so every task at an n is read at the same training step (the paper reads all at one budget; the "
+        "quick plan's earlier 'fit + 200 steps' reading compared PARITY near step 1,400 with controls near 300–400, "
+        "and is kept as a revision); n = 4, 6, 8 (paper 4–30); the scaling sweep on 24 fresh seeds "
         "200–223 (paper 10; chosen by power from a 48-seed pilot, docs/studies/sensitivity.md, Round 4); MEAN and "
         "sparse parity left out of the scaling sweep (paper: both).",
         "sharpness-grows": "128 Gaussian sharpness directions per model (paper 200, published 10 reused; the quick plan's "

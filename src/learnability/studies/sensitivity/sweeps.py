@@ -52,8 +52,13 @@ def _measured(p: SensitivityParams, task: str, n: int, max_n: int) -> dict[str, 
 def sweeps(plan: Plan[SensitivityParams]) -> list[Sweep]:
     p, top = plan.params, max(plan.params.ns)
     plain = [task_spec(t, 0) for t in p.tasks if t != "sparse_half"]
+    # every task at an n shares that n's budget (the same training step is read); an n-only grid when the
+    # budget is the same at every n keeps the runs' configs, and so their ids, as before
+    by_n: dict[str, Any] = ({"zip": {"task.n": list(p.ns), "budget": [p.budget_of(n) for n in p.ns]}}
+                            if p.budget_at else {})
     out = [Sweep(f"{NAME}/scaling", "sensitivity.train", base=_measured(p, "parity", p.ns[0], top),
-                 grid={"task.function": plain, "task.n": list(p.ns)}, seeds=list(p.seeds))]
+                 grid={"task.function": plain, **({} if by_n else {"task.n": list(p.ns)})}, seeds=list(p.seeds),
+                 **by_n)]
     if "sparse_half" in p.tasks:  # k follows n: the spec and n are zipped
         out.append(Sweep(f"{NAME}/scaling_sparse", "sensitivity.train", base=_measured(p, "parity", p.ns[0], top),
                          zip={"task.function": [task_spec("sparse_half", n) for n in p.ns], "task.n": list(p.ns)},
