@@ -265,3 +265,27 @@ def test_pilot_resampling_draws_n_units_per_independent_group():
     assert found.pool == 80
     assert found.shares[2] == {"inconclusive": 1.0}  # below the 3 per cell the claim needs
     assert found.shares[3]["reproduced"] > 0.9
+
+
+def test_a_bimodal_rate_like_outcome_gets_its_power_by_resampling_its_units():
+    # mod-add-like seeds: each generalises (≈ 1) or only memorises (0.3); a normal model fitted to the
+    # four would call the mean decidable, resampling sees how often a draw holds the memoriser
+    from learnability.claims import Claim, Evidence, Mean, Obs, Units, above, evaluate, no_control
+    from learnability.claims.claim import Choice
+
+    values = [1.0, 1.0, 0.302, 0.953]
+    claim = Claim(
+        slug="solves", title="t", statement="s", paper_statement="p",
+        evidence=lambda r, c: Evidence([Obs(i, v, group="a") for i, v in enumerate(values)]),
+        rule=Mean("a", above(0.7, 0.8), bounds=(0.0, 1.0)), units=Units("seed", 3),
+        control=no_control("test"), choices=(Choice("x", 0, (1,)),),
+    )  # fmt: skip
+    row = evaluate(claim, None, "d", "q")
+    power = row.power
+    assert "resampled from the observed units" in power["text"]
+    assert "a normal model would say" in power["text"]
+    # P(a resampled 4-seed experiment clears 0.8) is what decides: every draw without the 0.302 seed
+    # (0.75^4 = 32%) at most, so the resampled power lies well below that bound
+    assert power["current"] <= 0.32 + 0.1
+    # the units of a card and of its power line agree: 4 seeds
+    assert power["units_now"] == row.units["count"] == 4

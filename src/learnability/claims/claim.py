@@ -36,7 +36,7 @@ from learnability import stats
 from learnability.claims import power as power_mod
 from learnability.claims import sequential as sequential_mod
 from learnability.claims.evidence import Evidence, Frame
-from learnability.claims.rules import Decision, Rule, Verdict
+from learnability.claims.rules import AllOf, Contrast, Decision, Mean, Rule, Verdict
 from learnability.report.panels import Panel
 
 Choices = Mapping[str, Any]
@@ -459,15 +459,100 @@ def power_of(
     units_now = 0 if head.frame is None else power_mod.min_cell(head.frame, rule.groups())
     cost, note = seconds_per_unit(results, claim.replicate, units_now)
     try:
-        return power_mod.analyse(
+        normal = power_mod.analyse(
             rule, head.frame, kind=claim.units.kind, min_n=claim.units.min_per_cell,
             prior_sd=claim.prior_sd, seconds_per_unit=cost, cost_note=note, why_not=why_not,
+            units_total=len(head.frame.units()) if head.frame is not None else None,
         )  # fmt: skip
+        if head.frame is not None and not why_not and _bounded(rule):
+            return resampled_power(claim, rule, head, normal)
+        return normal
     except (ArithmeticError, ValueError, IndexError) as exc:  # a power model that cannot be
         # fitted to odd data (a degenerate design) must not take the claim's verdict down with it
         return power_mod.Power(
             None, 0, None, None, f"no power estimate: {type(exc).__name__}: {exc}"
         )
+
+
+class Resampler:
+    """Experiments of n units drawn with replacement from observed evidence, each judged by `rule`:
+    a unit is drawn with all its observations (paired cells stay paired), per stratum of units seen in
+    the same groups (independent groups get n each, as a plan with n units per cell gives them)."""
+
+    def __init__(self, rule: Rule, evidence: Evidence, units: Units, seed: int = 0) -> None:
+        self.rule, self.evidence, self.units = rule, evidence, units
+        self.by_unit: dict[Any, list[Any]] = {}
+        for o in evidence.obs:
+            self.by_unit.setdefault(o.unit, []).append(o)
+        strata: dict[frozenset[str], list[Any]] = {}
+        for unit in sorted(self.by_unit, key=str):
+            strata.setdefault(frozenset(o.group for o in self.by_unit[unit]), []).append(unit)
+        self.pools = list(strata.values())
+        self.pool = len(self.by_unit)
+        self.seed = seed
+
+    def shares(self, n: int, draws: int) -> dict[str, float]:
+        """The share of each verdict over `draws` resampled n-unit experiments (a fixed stream per n,
+        so a power curve read at n twice gives the same number)."""
+        rng = np.random.default_rng([self.seed, n])
+        counts: dict[str, int] = {}
+        for _ in range(draws):
+            picked = [
+                (s, int(k)) for s, pool in enumerate(self.pools) for k in rng.choice(len(pool), n)
+            ]
+            obs = [
+                replace(o, unit=(i, self.pools[s][k]))
+                for i, (s, k) in enumerate(picked)
+                for o in self.by_unit[self.pools[s][k]]
+            ]
+            verdict = judge(self.rule, replace(self.evidence, obs=obs), self.units).verdict
+            counts[verdict] = counts.get(verdict, 0) + 1
+        return {v: c / draws for v, c in sorted(counts.items())}
+
+
+def _bounded(rule: Rule) -> bool:
+    """Whether the rule reads a bounded, rate-like outcome (an accuracy): a normal model of its few
+    units misreads one that is bimodal (a seed generalises or only memorises)."""
+    if isinstance(rule, AllOf):
+        return any(_bounded(p) for p in rule.parts)
+    return isinstance(rule, (Mean, Contrast)) and getattr(rule, "bounds", None) is not None
+
+
+RESAMPLE_DRAWS = 200
+
+
+def resampled_power(
+    claim: Claim, rule: Rule, head: Judgement, normal: power_mod.Power
+) -> power_mod.Power:
+    """The power of a rate-like claim by resampling its observed units (model-free) instead of the
+    normal model: the share of resampled experiments that give the verdict the estimate points to,
+    at the units now and on a doubling grid for 80% (`RESAMPLE_DRAWS` draws per point)."""
+    side = head.verdict if head.verdict in ("reproduced", "not reproduced") else normal.side
+    n0 = normal.units_now or power_mod.min_cell(head.frame, rule.groups()) if head.frame else 0
+    if side is None or n0 < 1:
+        return normal
+    resample = Resampler(rule, head.evidence, claim.units, seed=20261203)
+
+    def at(n: int) -> float:
+        return resample.shares(n, RESAMPLE_DRAWS).get(side, 0.0)
+
+    now, need, n, cap = at(n0), None, n0, max(64, 4 * n0)
+    while n <= cap:
+        if at(n) >= power_mod.TARGET:
+            need = n
+            break
+        n *= 2
+    kind = power_mod.plural(claim.units.kind, n0)
+    text = (
+        f"{n0} {kind} give {now:.0%} power (resampled from the observed units: a rate-like outcome)"
+    )
+    if need is None:
+        text += f"; more than {cap} would be needed for 80%"
+    else:
+        text += f"; {need} would {'already ' if need <= n0 else ''}give 80% (on a doubling grid)"
+    text += f"; a normal model would say: {normal.text}"
+    cost = normal.cost_cpu_min if need is not None and need > n0 else None
+    return power_mod.Power(now, n0, need, cost, text, side)
 
 
 @dataclass(frozen=True)
@@ -493,35 +578,16 @@ def pilot_power(
     on fresh seeds (a plan chosen because its own seeds read well would be a post-hoc replication).
     Raises ValueError when the pilot has no units to draw from."""
     evidence = claim.evidence(results, claim.defaults())
-    by_unit: dict[Any, list[Any]] = {}
-    for o in evidence.obs:
-        by_unit.setdefault(o.unit, []).append(o)
     head = judge(
         claim.rule, evidence, claim.units
     )  # its short-circuits say why there is nothing to draw
-    if head.frame is None or not by_unit:
+    if head.frame is None or not evidence.obs:
         raise ValueError(
             f"claim {claim.slug!r}: the pilot has no units to resample ({head.measured})"
         )
-    strata: dict[frozenset[str], list[Any]] = {}
-    for unit in sorted(by_unit, key=str):
-        strata.setdefault(frozenset(o.group for o in by_unit[unit]), []).append(unit)
-    pools = list(strata.values())
-    rng = np.random.default_rng(seed)
-    out: dict[int, dict[str, float]] = {}
-    for n in units:
-        counts: dict[str, int] = {}
-        for _ in range(draws):
-            picked = [(s, int(k)) for s, pool in enumerate(pools) for k in rng.choice(len(pool), n)]
-            obs = [
-                replace(o, unit=(i, pools[s][k]))
-                for i, (s, k) in enumerate(picked)
-                for o in by_unit[pools[s][k]]
-            ]
-            verdict = judge(claim.rule, replace(evidence, obs=obs), claim.units).verdict
-            counts[verdict] = counts.get(verdict, 0) + 1
-        out[n] = {v: c / draws for v, c in sorted(counts.items())}
-    return PilotPower(len(by_unit), out)
+    resample = Resampler(claim.rule, evidence, claim.units, seed)
+    out = {n: resample.shares(n, draws) for n in units}
+    return PilotPower(resample.pool, out)
 
 
 def _apply_regime(

@@ -540,7 +540,7 @@ def units_needed(c: Curve, target: float = TARGET) -> int | None:
     return hi if c(hi) >= target else None
 
 
-def _plural(kind: str, n: int) -> str:
+def plural(kind: str, n: int) -> str:
     """'seed' → 'seeds', 'training run (seed)' → 'training runs (seed)', '(task, seed)' → '(task,
     seed) units'."""
     if kind.startswith("("):
@@ -561,6 +561,7 @@ def analyse(
     seconds_per_unit: float | None = None,
     cost_note: str = "",
     why_not: str = "",
+    units_total: int | None = None,
 ) -> Power:
     """The `power` entry of one claim. `why_not` (a short-circuit: missing runs, a failed pipeline)
     means no power is computed; `seconds_per_unit` prices the added units (None: `cost_note` says
@@ -573,13 +574,13 @@ def analyse(
         n0 = min_cell(frame, rule.groups())
         return Power(
             None, n0, None, None,
-            f"{n0} {_plural(kind, n0)}: {exc}; no number of {_plural(kind, 2)} decides it",
+            f"{n0} {plural(kind, n0)}: {exc}; no number of {plural(kind, 2)} decides it",
         )  # fmt: skip
     except _NoSpread:
         n0 = min_cell(frame, rule.groups())
         return Power(
             None, n0, None, None,
-            f"{n0} {_plural(kind, n0)}: the spread between units is unknown (fewer than 2 units "
+            f"{n0} {plural(kind, n0)}: the spread between units is unknown (fewer than 2 units "
             "and no prior_sd declared)",
         )  # fmt: skip
     except _NoData as exc:
@@ -587,7 +588,11 @@ def analyse(
     n0 = c.n0
     now = c(n0)
     need = units_needed(c)
-    head = f"{n0} {_plural(kind, n0)} give {now:.0%} power"
+    head = f"{n0} {plural(kind, n0)} give {now:.0%} power"
+    if (
+        units_total is not None and units_total > n0
+    ):  # the card counts every unit; power the scarcest cell
+        head = f"{n0} {plural(kind, n0)} in the smallest cell (of {units_total} in all) give {now:.0%} power"
     cost = None
     if need is None:
         text = f"{head}; more than {max(256, MAX_FACTOR * max(n0, 1))} would be needed for 80%"
@@ -617,6 +622,7 @@ __all__ = [
     "Undecidable",
     "analyse",
     "curve",
+    "plural",
     "t_power",
     "units_needed",
 ]
