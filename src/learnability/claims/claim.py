@@ -543,9 +543,9 @@ def resampled_power(
             break
         n *= 2
     kind = power_mod.plural(claim.units.kind, n0)
-    text = (
-        f"{n0} {kind} give {now:.0%} power (resampled from the observed units: a rate-like outcome)"
-    )
+    total = len(head.frame.units()) if head.frame is not None else n0
+    where = f" in the smallest cell (of {total} in all)" if total > n0 else ""
+    text = f"{n0} {kind}{where} give {now:.0%} power (resampled from the observed units: a rate-like outcome)"
     if need is None:
         text += f"; more than {cap} would be needed for 80%"
     else:

@@ -120,8 +120,11 @@ def print_claims(out: Console, report: Any) -> None:
     table = Table(show_header=False, box=None, padding=(0, 1))
     for c in report.claims:
         style = _VERDICT_STYLE.get(c.verdict, "")
-        robust = {True: "robust", False: "fragile", None: "untested"}[c.robust]
-        table.add_row(f"[{style}]{literal(c.verdict)}[/]", robust, literal(c.title))
+        from learnability.report.html import robustness_state, verdict_text
+
+        table.add_row(
+            f"[{style}]{literal(verdict_text(c))}[/]", robustness_state(c), literal(c.title)
+        )
     out.print(table)
     out.print(
         f"{len(report.claims)} claims at the {literal(report.scale)} scale; {report.seconds:.0f} s"
