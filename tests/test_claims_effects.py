@@ -46,6 +46,7 @@ def test_a_lone_no_op_alternative_gives_no_op_and_robust_null():
     assert result.robust is None
     assert result.robustness_summary == {
         "effective": 0, "agree": 0, "no_op": 1, "not_evaluated": 0, "underpowered": 0,
+        "not_counted": 0,
     }  # fmt: skip
 
 
@@ -79,6 +80,7 @@ def test_a_not_evaluated_alternative_is_not_counted_as_agreeing():
     assert result.robust is None
     assert result.robustness_summary == {
         "effective": 0, "agree": 0, "no_op": 0, "not_evaluated": 1, "underpowered": 0,
+        "not_counted": 0,
     }  # fmt: skip
 
 
@@ -196,6 +198,7 @@ def test_an_alternative_on_other_runs_with_equal_values_is_a_replication_not_a_n
     assert result.robust is True
     assert result.robustness_summary == {
         "effective": 1, "agree": 1, "no_op": 0, "not_evaluated": 0, "underpowered": 0,
+        "not_counted": 0,
     }  # fmt: skip
 
 
@@ -220,3 +223,14 @@ def test_reading_tracks_the_runs_handed_out_and_all_records_as_unknown():
     with results.reading() as seen:
         pass
     assert seen == set()
+
+
+def test_a_reading_that_is_not_independent_evidence_is_shown_but_never_counted():
+    def evidence(results, choices):
+        return Evidence(_obs([-0.3, -0.25, -0.35, -0.3] if choices["metric"] == "fresh" else GOOD))
+
+    choice = Choice("metric", "test", ("fresh",), "fresh draws score training items", counts=False)
+    result = evaluate(_claim(evidence, choices=(choice,)), None, "d", "quick")
+    (alt,) = result.robustness
+    assert alt["effect"] == "not counted" and alt["verdict"] == "not reproduced"
+    assert result.robust is None and result.robustness_summary["not_counted"] == 1

@@ -87,6 +87,9 @@ class Choice:
     default: Any
     alternatives: tuple[Any, ...]
     why: str = ""
+    # False for a reading that is not independent evidence for the claim (fresh draws of the training
+    # distribution, which mostly score training items): shown beside the verdict, never counted
+    counts: bool = True
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ class Alternative:
     label: str
     choices: Mapping[str, Any] = field(default_factory=dict)
     rule: Rule | None = None
+    counts: bool = True  # see Choice.counts
 
 
 @dataclass(frozen=True)
@@ -223,7 +227,7 @@ class Claim:
     def all_alternatives(self) -> list[Alternative]:
         """Each choice's alternatives one at a time, then the declared rule variants."""
         out = [
-            Alternative(f"{c.name}={value}", {c.name: value})
+            Alternative(f"{c.name}={value}", {c.name: value}, counts=c.counts)
             for c in self.choices
             for value in c.alternatives
         ]
@@ -400,6 +404,7 @@ def robustness_of(
         "no_op": sum(r["effect"] == "no-op" for r in rows),
         "not_evaluated": sum(r["effect"] == "not evaluated" for r in rows),
         "underpowered": sum(r["effect"] == "underpowered" for r in rows),
+        "not_counted": sum(r["effect"] == "not counted" for r in rows),
     }
     if head not in DECIDED_VERDICTS or not changed:
         robust = None
@@ -636,7 +641,9 @@ def evaluate(
             "measured": j.measured,
             "effect": effect(head, j, rule == claim.rule, claim.rule.groups()),
         }
-        if row["effect"] == "changed" and j.verdict not in DECIDED_VERDICTS:
+        if row["effect"] == "changed" and not alt.counts:
+            row["effect"] = "not counted"  # not independent evidence: shown, never counted
+        elif row["effect"] == "changed" and j.verdict not in DECIDED_VERDICTS:
             # an undecided alternative without the power to decide at its own units cannot disagree.
             # (A decided one cleared its band edge at its units: its observed power is ≥ 50% by
             # construction, so it counts; the power model would misread a zero-spread one as 0%.)

@@ -13,7 +13,7 @@ from typing import Any
 
 from learnability.claims.claim import DECIDED_VERDICTS, POWER_TO_COUNT, robustness_sentence
 
-_EFFECTS = ("changed", "no-op", "not evaluated", "underpowered")
+_EFFECTS = ("changed", "no-op", "not evaluated", "underpowered", "not counted")
 
 
 def card_problems(row: dict[str, Any]) -> list[str]:
@@ -47,6 +47,7 @@ def card_problems(row: dict[str, Any]) -> list[str]:
         "no_op": effects.count("no-op"),
         "not_evaluated": effects.count("not evaluated"),
         "underpowered": effects.count("underpowered"),
+        "not_counted": effects.count("not counted"),
     }
     if summary and any(summary.get(k, 0) != v for k, v in counted.items()):
         out.append(f"robustness_summary {summary} is not what the alternatives give {counted}")

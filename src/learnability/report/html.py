@@ -150,7 +150,7 @@ def _counts_text(summary: dict[str, int]) -> str:
     parts = [f"{summary.get('no_op', 0)} no-op"]
     parts += [
         f"{summary[k]} {k.replace('_', ' ')}"
-        for k in ("underpowered", "not_evaluated")
+        for k in ("underpowered", "not_evaluated", "not_counted")
         if summary.get(k)
     ]
     return ", ".join(parts)
@@ -795,7 +795,7 @@ def alternatives_markdown(c: ClaimResult) -> list[str]:
     not_counted = [
         f"{a['alternative']} ({a['effect']}: {a.get('verdict')})"
         for a in c.robustness
-        if a.get("effect") in ("underpowered", "not evaluated")
+        if a.get("effect") in ("underpowered", "not evaluated", "not counted")
     ]
     if not_counted:
         lines += _wrap("alternatives not counted", "; ".join(not_counted))

@@ -21,7 +21,9 @@ SEEDS = Units("initialisation (seed)", min_per_cell=2, note="one model per seed;
 PAIRED_SEEDS = Units("initialisation (seed)", min_per_cell=2,
                      note="random and fully trained models of one seed share their data: a matched pair")
 METRIC = Choice("metric", "test", ("fresh",),
-                "held-out strings (hash partition / fixed split) vs the training distribution (fresh draws; every pair)")
+                "held-out strings (hash partition / fixed split) vs the training distribution (fresh draws; every pair): "
+                "fresh draws mostly score items the model trained on, so this reading is shown and never counted "
+                "for robustness (it carried half this study's 'robust' labels before)", counts=False)
 LOG2 = math.log10(2)
 V2 = "2026-11-30"  # the engine's rules (issue 16), revised in this round (issue 21)
 
