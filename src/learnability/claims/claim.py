@@ -20,8 +20,8 @@ it changed anything: `no-op` (the same rule on the same collapsed evidence from 
 stopped short, too few units or no runs, while the main analysis ran) or `changed`. `robust` is true
 only when the verdict holds under every `changed` alternative and there was at least one, false when
 one disagrees, None (untested) when none changed anything. `power` (see `claims.power`) says how
-likely the plan is to decide the claim and how many units would; `regime` turns a negative verdict
-outside the paper's regime into `inconclusive — scale`.
+likely the plan is to decide the claim and how many units would; `regime` qualifies a verdict reached
+outside the paper's regime, in either direction, as "— outside regime" (counted apart).
 """
 
 from __future__ import annotations
