@@ -14,7 +14,9 @@ STUDY: Study[SensitivityParams] = Study(
     paper="Hahn & Rofin, ACL 2024 (arXiv 2402.09963)",
     protocol_note=(
         "The paper's protocol and model recipe (its published code): a fixed training budget with no early "
-        "stop, each run read K steps after its fit (the end of the budget an alternative), every run counted; "
+        "stop, every run read at the end of the budget, the same training step for every task at an n (the "
+        "quick plan lengthens the budget at its largest n, a deviation it names; 'K steps after each run's fit', "
+        "this project's earlier reading and not the paper's, is an alternative), every run counted; "
         "sharpness directions independent across batches; sharpness and sensitivity in ±1 output units. Length "
         "generalisation is the project's own extension; the scratchpad is the published protocol, decoder-only."
     ),
