@@ -680,3 +680,20 @@ def test_a_sigkilled_drivers_own_ray_dies_with_it(tmp_path: Path):
         for p in tree:
             with contextlib.suppress(Exception):
                 p.kill()
+
+
+def test_a_sweep_name_with_markup_characters_shows_as_typed_in_the_terminal_bar(monkeypatch):
+    # a sweep named "mine/[/x]" made rich's bar raise a MarkupError on a terminal (issue 32)
+    from learnability.sweep import runner
+
+    monkeypatch.setattr(runner, "_animated", lambda: True)
+    progress = runner._Progress(True, 2, "mine/[/x] [n/2]", {"mine/[/x] [n/2]": 2})
+    try:
+        assert progress.bar is not None
+        progress.update(1, "1 ok")
+        text = progress.bar.tasks[0].description
+        from rich.text import Text
+
+        assert Text.from_markup(text).plain == "mine/[/x] [n/2]"
+    finally:
+        progress.bar.stop()

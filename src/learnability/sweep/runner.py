@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape as rich_escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -194,7 +195,8 @@ class _Progress:
             TimeRemainingColumn(),
             refresh_per_second=4,
         )
-        self.task = self.bar.add_task(label, total=total, counts="")
+        # the label is a sweep name, user text: "[/x]" in it must print as typed, not as markup
+        self.task = self.bar.add_task(rich_escape(label), total=total, counts="")
         self.bar.start()
 
     def update(self, done: int, counts: str) -> None:
