@@ -263,6 +263,10 @@ class ClaimResult:
     regime: dict[str, Any] | None = None
     adaptive: dict[str, Any] | None = None
     robustness_reason: str = ""  # the sentence behind `robust`, generated from the same fields
+    # what the engine's rules before issue 33 gave on the same evidence (one-sided regime: only a
+    # negative outside the regime moved, to "inconclusive — scale"; every changed alternative counted,
+    # inconclusive verdicts too), kept beside the current label: {"label", "robust"}
+    engine_before: dict[str, Any] | None = None
 
     @property
     def label(self) -> str:
@@ -275,7 +279,7 @@ class ClaimResult:
             "id", "title", "statement", "paper_statement", "verdict", "qualifier", "label", "rule",
             "control", "units", "robustness", "robust", "robustness_reason", "robustness_summary",
             "history", "scale", "scale_note", "measured", "details", "figure", "power", "regime",
-            "adaptive",
+            "adaptive", "engine_before",
         )  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
@@ -699,6 +703,7 @@ def evaluate(
     inside, regime = regime_status(claim.regime, results)
     verdict, qualifier, measured = _apply_regime(inside, regime, verdict, qualifier, measured)
     robust, summary, reason = robustness_of(verdict, robustness)
+    before = _engine_before(inside, verdict, qualifier, robustness)
     return ClaimResult(
         id=f"{study}/{claim.slug}",
         title=claim.title,
@@ -732,7 +737,24 @@ def evaluate(
         regime=regime,
         adaptive=adaptive,
         robustness_reason=reason,
+        engine_before=before,
     )
+
+
+def _engine_before(
+    inside: bool | None, verdict: Verdict, qualifier: str | None, robustness: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """The label and `robust` the engine gave before issue 33 on the same evidence (see
+    `ClaimResult.engine_before`)."""
+    label = f"{verdict} — {qualifier}" if qualifier and qualifier != "outside regime" else verdict
+    if inside is False and verdict == "not reproduced":
+        label = "inconclusive — scale"
+    shown = label.split(" — ")[0]
+    changed = [r for r in robustness if r["effect"] in ("changed", "underpowered", "not counted")]
+    robust = None
+    if shown != "not run" and changed and label != "inconclusive — scale":
+        robust = all(r["verdict"] == shown for r in changed)
+    return {"label": label, "robust": robust}
 
 
 __all__ = [

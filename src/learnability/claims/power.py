@@ -358,7 +358,7 @@ def _trend(rule: Trend, frame: Frame, min_n: int, prior_sd: float | None) -> Cur
         parts.append(_one_sample(rule.band, focus, min_n, prior_sd))
         for c in rule.controls:
             assert rule.control_band is not None
-            a, b, paired = control_slopes(frame, rule.focus, c)
+            a, b, paired = control_slopes(frame, rule.focus, c, rule.pair_controls)
             parts.append(
                 _one_sample(rule.control_band, a - b, min_n, prior_sd)
                 if paired

@@ -177,6 +177,9 @@ class Trend(Rule):
     labels: dict[str, str] = field(default_factory=dict, hash=False)
     version: int = 1
     date: str = "2026-11-30"
+    # pair a control's per-unit slopes with the focus's on the units both share (False: Welch, the
+    # engine's reading before pairing was inferred, kept for revisions)
+    pair_controls: bool = True
     kind = "trend"
 
     def __post_init__(self) -> None:
@@ -233,7 +236,7 @@ class Trend(Rule):
             c_slope, c_fit, c_per_unit = self._slope(frame, c)
             paired = False
             if per_unit or c_per_unit or fit is None or c_fit is None:
-                a, b, paired = control_slopes(frame, self.focus, c)
+                a, b, paired = control_slopes(frame, self.focus, c, self.pair_controls)
                 diff = stats.paired_mean_diff(a, b) if paired else stats.welch_diff(a, b)
             else:
                 diff = stats.slope_difference(fit, c_fit)
@@ -296,11 +299,14 @@ def unit_slope_map(frame: Frame, group: str) -> dict[Any, float]:
     }
 
 
-def control_slopes(frame: Frame, focus: str, control: str) -> tuple[np.ndarray, np.ndarray, bool]:
+def control_slopes(
+    frame: Frame, focus: str, control: str, pair: bool = True
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """Per-unit slopes of the focus and a control group: aligned on their shared units (paired)
-    when the groups share units (the same seed trained on both tasks), else each group's own."""
+    when the groups share units (the same seed trained on both tasks) and `pair`, else each group's
+    own."""
     a, b = unit_slope_map(frame, focus), unit_slope_map(frame, control)
-    if shares_units(a, b):
+    if pair and shares_units(a, b):
         shared = [u for u in a if u in b]
         return np.array([a[u] for u in shared]), np.array([b[u] for u in shared]), True
     return np.array(list(a.values())), np.array(list(b.values())), False

@@ -350,14 +350,32 @@ def _strip(c: ClaimResult) -> str:
     return f'<div class="strip">{"".join(cells)}</div><span class="meta">{_e(robustness_text(c))}</span>'
 
 
+def engine_before_text(c: ClaimResult) -> str:
+    """'' when the engine before issue 33 gave this claim the same label and robustness; else what it
+    gave (one-sided regime, every changed alternative counted)."""
+    before = _get(c, "engine_before")
+    if not isinstance(before, dict):
+        return ""
+    state = {True: "robust", False: "fragile", None: "untested"}[before.get("robust")]
+    now = {True: "robust", False: "fragile", None: "untested"}[_get(c, "robust")]
+    if before.get("label") == verdict_text(c) and state == now:
+        return ""
+    return (
+        f"before issue 33 the engine said {before.get('label')} ({state}): a one-sided regime rule "
+        "and every changed alternative counted"
+    )
+
+
 def _history(c: ClaimResult) -> str:
+    engine = engine_before_text(c)
+    tail = f"<br><span class='meta'>{_e(engine)}</span>" if engine else ""
     if len(c.history) <= 1:
-        return f"v{_e(c.rule['version'])} (unchanged)"
+        return f"v{_e(c.rule['version'])} (unchanged){tail}"
     rows = []
     for h in c.history:
         why = "" if h["why"] == "current rule" else f" — {_e(h['date'])}: {_e(h['why'])}"
         rows.append(f"v{_e(h['version'])}: {_verdict(str(h['verdict']), str(h['verdict']))}{why}")
-    return "<br>".join(rows)
+    return "<br>".join(rows) + tail
 
 
 def control_text(c: ClaimResult) -> str:
@@ -772,6 +790,8 @@ def claims_markdown(reports: list[StudyReport]) -> str:
                     "earlier rules",
                     "; ".join(f"v{h['version']} → {h['verdict']}" for h in c.history[1:]),
                 )
+            if engine_before_text(c):
+                lines += _wrap("earlier engine", engine_before_text(c))
             if c.scale_note and c.scale_note.strip() != common:
                 lines += _wrap("scale", _scale_text(c, common))
             figs = claim_figures(r, c)

@@ -54,11 +54,15 @@ AT_FIT_K = ("read K steps after each run's own fit, a contrast between tasks com
             "step, the end of the budget (2,000 steps at n = 8)")
 
 
+WELCH = ("; and its control differences compared as independent samples (Welch) although every task is trained "
+         "from the same seeds: they are now paired on the shared seeds")
+
+
 def matched(rule: Trend) -> tuple[Trend, Revision]:
-    """The rule read at the matched training step (the current one, a version up) and its revision: the
-    same rule read K steps after each run's fit."""
+    """The rule read at the matched training step with paired control differences (the current one, a
+    version up) and its revision: the rule as it was, read K steps after each run's fit, Welch."""
     return (replace(rule, version=rule.version + 1, date=ROUND4),
-            Revision(rule, ROUND4, AT_FIT_K, {"state": "fit+K"}))
+            Revision(replace(rule, pair_controls=False), ROUND4, AT_FIT_K + WELCH, {"state": "fit+K"}))
 
 
 def at_budget(rule: Trend) -> Revision:
@@ -122,7 +126,8 @@ def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
         """A claim on the scaling sweep, read in the state chosen (fit + K by default). Its history: the rule
         before the reanalysis (`revised`; default: the same rule read at the end of the budget), then `history`."""
         current, fit_k = matched(rule)
-        alts = (Alternative(POOLED, rule=replace(current, per_unit=False)),) if pooled else ()
+        alts: tuple[Alternative, ...] = (Alternative(POOLED, rule=replace(current, per_unit=False)),) if pooled else ()
+        alts += (Alternative("controls=independent (Welch)", rule=replace(current, pair_controls=False)),)
         return Claim(slug=slug, title=title, statement=statement, paper_statement=paper, evidence=evidence,
                      rule=current, units=kw.pop("units", units), control=kw.pop("control", control),
                      choices=(STATE, *choices), alternatives=(*alts, *alternatives),
