@@ -380,7 +380,9 @@ def effect(
 ) -> str:
     """`no-op`, `not evaluated` or `changed` (see the module docstring); `groups` are the frame
     groups the (shared) rule reads."""
-    if same_rule and _same_runs(head, alt) and _signature(alt, groups) == _signature(head, groups):
+    same = _same_runs(head, alt) and _signature(alt, groups) == _signature(head, groups)
+    if same and (same_rule or (head.decision is None and alt.decision is None)):
+        # (another rule on evidence that short-circuits before any rule runs changes nothing either)
         return "no-op"
     if alt.decision is None and alt.verdict != "vacuous":
         return (

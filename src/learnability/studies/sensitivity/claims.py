@@ -104,12 +104,12 @@ PAD = AllOf((Mean("scratchpad", above(0.8, 0.9), what=f"{PAD_ACC} (own outputs f
 def claims(plan: Plan[SensitivityParams]) -> list[Claim]:
     p = plan.params
     ns = ", ".join(map(str, p.ns))
+    steps = ", ".join(f"{p.budget_of(n):,} at n = {n}" for n in p.ns) if p.budget_at else f"{p.budget:,}"
     scaling_regime = Regime("n = 4–30, width 128, 10,000 steps at batch 1024 (Fig. 1, 5–8)", f"n = {ns}, width "
-                            f"{p.d_model}, budget {p.budget} steps", p.d_model >= 128 and max(p.ns) >= 20, "the paper plan")
+                            f"{p.d_model}, budget {steps} steps", p.d_model >= 128 and max(p.ns) >= 20, "the paper plan")
     units = Units("seed", min_per_cell=3, note="a seed draws the initial weights and the data; the same weights at every n and task")
     seeds = Units("seed", 3, "it draws the random function, its training strings and the initialisation; its sizes share them")
     control = Control("MAJORITY and FIRST, same sweep, state and filter", group="majority")
-    steps = ", ".join(f"{p.budget_of(n):,} at n = {n}" for n in p.ns) if p.budget_at else f"{p.budget:,}"
     lag = f"at the end of the budget ({steps} steps), the same training step for every task at an n"
     size = "log10(‖θ‖/‖θ₀‖·Blowup)"
     draws = (Choice("runs", "scaling and trade-off draws", ("trade-off draws only",)),) if p.tradeoff_draws >= 3 else ()
