@@ -30,8 +30,9 @@ from learnability.studies.pipeline import pick_scale
 # (runs, sha256 of the sorted "sweep\tstudy\trun_id" lines), frozen from main's expansion of every study
 # at every scale (commit 9f2ffc8, before the studies were restructured into one layout)
 FROZEN = {
-    # sensitivity quick: the scaling sweep on 24 fresh seeds 200–223 (stop 30, by power from a 48-seed pilot)
-    "sensitivity/quick": (284, "6800b4c06c3e8564327e4807cff81e29c1be27c66fdb3533cba80ba79a3e79dc"),
+    # sensitivity quick: the scaling sweep on 24 fresh seeds 200–223 (stop 30, by power from a 48-seed pilot);
+    # at n = 8 a 2,000-step budget for every task, the same training step read (issue 33: 72 run ids change)
+    "sensitivity/quick": (284, "eb44acfd0cbee8babe7b8472d8f82f70a91ab9c27505fbe5e1ec3dfdafad20f0"),
     "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
     "volume/quick": (213, "46c9a403c18f3b3645f1a0e0ae2136b91d1c5248b024f51314890a68abaded62"),
     "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
