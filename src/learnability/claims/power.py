@@ -568,19 +568,25 @@ def analyse(
     why the cost is unknown)."""
     if why_not or frame is None:
         return Power(None, 0, None, None, f"no power estimate: {why_not or 'no data'}")
+
+    def units(n0: int) -> str:  # the card counts every unit; power the scarcest cell
+        if units_total is not None and units_total > n0:
+            return f"{n0} {plural(kind, n0)} in the smallest cell (of {units_total} in all)"
+        return f"{n0} {plural(kind, n0)}"
+
     try:
         c = curve(rule, frame, min_n, prior_sd)
     except Undecidable as exc:
         n0 = min_cell(frame, rule.groups())
         return Power(
             None, n0, None, None,
-            f"{n0} {plural(kind, n0)}: {exc}; no number of {plural(kind, 2)} decides it",
+            f"{units(n0)}: {exc}; no number of {plural(kind, 2)} decides it",
         )  # fmt: skip
     except _NoSpread:
         n0 = min_cell(frame, rule.groups())
         return Power(
             None, n0, None, None,
-            f"{n0} {plural(kind, n0)}: the spread between units is unknown (fewer than 2 units "
+            f"{units(n0)}: the spread between units is unknown (fewer than 2 units "
             "and no prior_sd declared)",
         )  # fmt: skip
     except _NoData as exc:
@@ -588,11 +594,7 @@ def analyse(
     n0 = c.n0
     now = c(n0)
     need = units_needed(c)
-    head = f"{n0} {plural(kind, n0)} give {now:.0%} power"
-    if (
-        units_total is not None and units_total > n0
-    ):  # the card counts every unit; power the scarcest cell
-        head = f"{n0} {plural(kind, n0)} in the smallest cell (of {units_total} in all) give {now:.0%} power"
+    head = f"{units(n0)} give {now:.0%} power"
     cost = None
     if need is None:
         text = f"{head}; more than {max(256, MAX_FACTOR * max(n0, 1))} would be needed for 80%"
