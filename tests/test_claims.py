@@ -372,7 +372,7 @@ def test_a_claim_whose_rule_never_ran_still_states_its_control():
     )
     vac = _claim(
         lambda r, c: Evidence(vacuous="bound below 1"),
-        Trend("parity", above(0.0, 0.1)),
+        Trend("parity", above(0.0, 0.1), controls=("majority",), control_band=above(0.0, 0.1)),
         control=Control("MAJORITY", group="majority"),
     )
     result = evaluate(vac, _records(), "demo", "quick")
@@ -417,3 +417,17 @@ def test_a_contrast_pairs_the_shared_units_when_a_few_are_missing():
     decision = judge(Contrast("a", "b", above(0.0, 0.1)), Evidence(obs), Units("seed")).decision
     assert decision.verdict == "reproduced" and decision.details["paired"] is True
     assert decision.statistic.value == pytest.approx(0.2) and decision.statistic.n == 7
+
+
+def test_a_control_group_the_rule_does_not_read_is_refused():
+    # the card prints the control group's value beside the measured one: a group the rule never reads
+    # would print one group's number under another's name (issue 35)
+    with pytest.raises(
+        ValueError, match="Control\\(group='first'\\) is not a group the rule reads"
+    ):
+        _claim(_evidence, Trend("parity", above(0.0, 0.1)), control=Control("FIRST", group="first"))
+    _claim(  # a control group the rule reads is fine
+        _evidence,
+        Trend("parity", above(0.0, 0.1), controls=("first",), control_band=above(0.0, 0.1)),
+        control=Control("FIRST", group="first"),
+    )

@@ -216,6 +216,14 @@ class Claim:
             raise ValueError(f"claim {self.slug!r}: duplicate choice names {names}")
         if self.prior_sd is not None and not self.prior_sd > 0:
             raise ValueError(f"claim {self.slug!r}: prior_sd must be > 0, got {self.prior_sd}")
+        groups = self.rule.groups()
+        if self.control.group is not None and self.control.group not in groups:
+            # the card prints that group's value as the control: a group the rule does not read
+            # would put one group's number under another's name
+            raise ValueError(
+                f"claim {self.slug!r}: Control(group={self.control.group!r}) is not a group the rule "
+                f"reads; allowed: {', '.join(map(repr, groups))}"
+            )
         if isinstance(self.replicate, str):
             raise ValueError(
                 f"claim {self.slug!r}: replicate is a tuple of sweep names, not a text"
