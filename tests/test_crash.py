@@ -121,7 +121,9 @@ def _interrupted_sweep(tmp_path: Path, finish_first: bool) -> tuple[list[str], P
             os.killpg(driver.pid, signal.SIGKILL)
     assert driver.returncode == 130, err
     assert "interrupted" in one_error_line(err.decode())
-    assert waited < 20, f"took {waited:.1f} s to stop after Ctrl-C"
+    # it stops (no hang) within the 60 s `communicate` allows; how fast is the machine's: the whole suite
+    # beside two CPU-bound processes on 2 cores once took 23 s here, idle it takes a few seconds
+    assert waited < 50, f"took {waited:.1f} s to stop after Ctrl-C"
     hold.unlink(missing_ok=True)
     return cmd, results, markers
 
