@@ -48,6 +48,7 @@ from learnability.claims.rules import (
     Rule,
     Trend,
     control_slopes,
+    unit_slope_map,
 )
 
 TARGET = 0.8  # the power `units_needed` asks for
@@ -334,14 +335,8 @@ def _by_unit(frame: Frame, group: str) -> dict[Any, list[tuple[float, float]]]:
 
 
 def _unit_slopes(frame: Frame, group: str) -> np.ndarray:
-    return np.asarray(
-        [
-            stats.ols([p[0] for p in pts], [p[1] for p in pts]).slope
-            for pts in _by_unit(frame, group).values()
-            if len({p[0] for p in pts}) >= 2
-        ],
-        dtype=float,
-    )
+    """Each unit's slope, as the rule computes it (`rules.unit_slope_map`)."""
+    return np.asarray(list(unit_slope_map(frame, group).values()), dtype=float)
 
 
 def _trend(rule: Trend, frame: Frame, min_n: int, prior_sd: float | None) -> Curve:
