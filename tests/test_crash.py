@@ -34,6 +34,15 @@ ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 CLI = [PY, "-c", "from learnability.cli import main; main()"]
 ENV = dict(os.environ, PYTHONPATH=str(ROOT / "src"), PYTHONUNBUFFERED="1")
+# A driver as a terminal's foreground job is: Ctrl-C raises KeyboardInterrupt. A process inherits an
+# ignored SIGINT (a suite started by `cmd &` from a script, nohup) and Python then keeps ignoring it,
+# as every Unix program should; the Ctrl-C tests must not depend on how the suite itself was started.
+FOREGROUND_CLI = [
+    PY,
+    "-c",
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "from learnability.cli import main; main()",
+]
 
 
 def one_error_line(err: str) -> str:
@@ -92,7 +101,7 @@ def _interrupted_sweep(tmp_path: Path, finish_first: bool) -> tuple[list[str], P
     hold.write_text("")
     sweep = _sweep_file(tmp_path, 20, 0.1, markers, hold=hold)
     results = tmp_path / "results"
-    cmd = [*CLI, "sweep", str(sweep), "--results", str(results), "--workers", "2"]
+    cmd = [*FOREGROUND_CLI, "sweep", str(sweep), "--results", str(results), "--workers", "2"]
     # its own process group, as a terminal's foreground job: Ctrl-C reaches driver and workers
     driver = subprocess.Popen(
         cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
