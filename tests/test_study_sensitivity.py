@@ -5,6 +5,7 @@ synthetic records and facts that hold at tiny scale."""
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -345,7 +346,11 @@ def test_behaviour_claims_follow_synthetic_evidence():
 
     records = []
     for seed in (0, 1, 2):
-        for task, beyond, far in (("parity", 0.7, 0.5), ("majority:ties=0", 0.99, 0.98)):
+        for task, beyond, far in (
+            ("parity", 0.7, 0.5),
+            ("majority:ties=0", 0.99, 0.98),
+            ("first", 0.95, 0.9),
+        ):
             records.append(_rec2("length", {"task": {"function": task}, "model": {"positions": "alibi"}, "seed": seed},
                                  {"length_acc": {"2-6": 1.0, "7-9": beyond, "10-12": far}, "training_space": 124,
                                   "training_distinct": 124.0}))  # fmt: skip
@@ -404,3 +409,100 @@ def test_dynamics_probe_loss_is_on_the_target_scale(tiny):
     with torch.no_grad():
         mse = float(((model(probe.inputs) - probe.targets) ** 2).mean())
     assert run.metrics["trajectory"][0]["probe_loss"] == pytest.approx(mse, rel=1e-5)
+
+
+# -- issue 34 (round 6): the length rule's FIRST control and fit filter, the dynamics rule's drift control -----
+def _length_records(first, parity=(1.0, 0.6, 0.5), seeds=(0, 1, 2, 3)):
+    """Length runs: (training-length accuracy, bucket 7–9, bucket 10–12) per task; FIRST's may vary by seed."""
+    out = []
+    for seed in seeds:
+        for task, (inside, beyond, far) in (("parity", parity), ("majority:ties=0", (1.0, 0.99, 0.97)),
+                                            ("first", first(seed))):  # fmt: skip
+            out.append(_rec2("length", {"task": {"function": task}, "model": {"positions": "alibi"}, "seed": seed},
+                             {"length_acc": {"2-6": inside, "7-9": beyond - 0.002 * seed, "10-12": far},
+                              "training_space": 124, "training_distinct": 124.0}))  # fmt: skip
+    return out
+
+
+def _version(result, v):
+    return next(h for h in result.history if h["version"] == v)
+
+
+def test_length_rule_separates_parity_from_first_and_reads_only_fitted_runs():
+    from learnability.claims import evaluate
+    from learnability.studies.sensitivity.evidence import length
+
+    # FIRST fits and keeps 0.88–0.93 beyond: PARITY (0.55) falls below both controls by ≥ 0.15 → reproduced
+    claims, results = _judged(_length_records(lambda s: (1.0, 0.93, 0.88)))
+    got = evaluate(claims["length-generalisation"], results, "sensitivity", "synthetic")
+    assert got.rule["version"] == 5 and got.verdict == "reproduced"
+    first = got.details["rule"]["part3"]
+    # per seed s: FIRST (0.93 − 0.002 s + 0.88) / 2, PARITY (0.6 − 0.002 s + 0.5) / 2, s = 0…3
+    assert first["control"]["value"] == pytest.approx(0.9035, abs=1e-9)
+    assert first["difference"]["value"] == pytest.approx(0.5485 - 0.9035, abs=1e-9)
+    # FIRST drops as far as PARITY: the drop is not PARITY's own → not reproduced; v4 (MAJORITY only) still
+    # reads reproduced on the same data
+    claims, results = _judged(_length_records(lambda s: (1.0, 0.6, 0.5)))
+    got = evaluate(claims["length-generalisation"], results, "sensitivity", "synthetic")
+    assert got.verdict == "not reproduced"
+    assert _version(got, 4)["verdict"] == "reproduced"
+    # FIRST never fits its training lengths (0.6 there): refused, not read — the FIRST part has no units
+    claims, results = _judged(_length_records(lambda s: (0.6, 0.5, 0.5)))
+    ev = length(results, {})
+    assert not [o for o in ev.obs if o.group == "first"] and "FIRST 0.600 (0/4 read)" in ev.notes
+    got = evaluate(claims["length-generalisation"], results, "sensitivity", "synthetic")
+    assert got.verdict == "inconclusive"
+    # half the FIRST runs unfitted: only the fitted ones are read; the v4 filter (PARITY only) reads all four
+    records = _length_records(lambda s: (1.0, 0.93, 0.88) if s < 2 else (0.7, 0.5, 0.5))
+    claims, results = _judged(records)
+    assert sorted(o.y for o in length(results, {}).obs if o.group == "first") == pytest.approx(
+        [0.904, 0.905]
+    )
+    assert (
+        len([o for o in length(results, {"fitted": "parity only"}).obs if o.group == "first"]) == 4
+    )
+
+
+def test_dynamics_level_at_the_fit_removes_the_runs_own_drift():
+    from learnability.studies.sensitivity.evidence import DRIFT, levels
+
+    # plateau 10 (loss ≥ 0.2), the fit at step 150 at 12, then a drift of +1 per 50 steps: 12, 13, 14, 15
+    traj = [{"step": 0, "probe_loss": 0.25, "b": 9.0}, {"step": 50, "probe_loss": 0.24, "b": 10.0},
+            {"step": 100, "probe_loss": 0.22, "b": 10.0}] + [
+        {"step": 150 + 50 * k, "probe_loss": 0.005, "b": 12.0 + k} for k in range(4)]  # fmt: skip
+    assert levels(traj, "b", "plateau", DRIFT) == pytest.approx((10.0, 12.0))
+    assert levels(traj, "b", "plateau", "mean from alignment") == pytest.approx((10.0, 13.5))
+    assert rise(traj, "b", "plateau", DRIFT) == pytest.approx(math.log10(1.2))
+    # drift alone (the fit level equals the plateau): no rise by the fit, though the mean after it is ×1.15
+    only = [dict(r, b=10.0 + max(0, (r["step"] - 150) / 50)) for r in traj]
+    assert rise(only, "b", "plateau", DRIFT) == pytest.approx(0.0, abs=1e-12)
+    assert rise(only, "b", "plateau", "mean from alignment") == pytest.approx(math.log10(1.15))
+    assert levels(traj[:4], "b", "plateau", DRIFT) == pytest.approx(
+        (10.0, 12.0)
+    )  # one row after: its value
+
+
+def test_dynamics_rule_judges_the_rise_beyond_post_fit_drift():
+    from learnability.claims import evaluate
+
+    records = []
+    for seed in range(6):
+        # sharpness jumps ×3 by the fit; the blowup is flat across the fit (0.98–1.0 × the plateau) and
+        # then drifts up 8% per measurement: the mean from the fit on rises ~×1.15, the fit level does not
+        traj = [{"step": 0, "probe_loss": 0.25, "sharpness_gauss": 0.5, "blowup_paper": 20.0},
+                {"step": 50, "probe_loss": 0.24, "sharpness_gauss": 1.0, "blowup_paper": 20.0}] + [
+            {"step": 100 + 50 * k, "probe_loss": 0.001, "sharpness_gauss": 3.0 + 0.1 * seed,
+             "blowup_paper": 20.0 * (0.98 + 0.004 * seed + 0.08 * k)} for k in range(5)]  # fmt: skip
+        records.append(
+            _rec2("dynamics", {"train": {"weight_decay": 0.1}, "seed": seed}, {"trajectory": traj})
+        )
+    claims, results = _judged(records)
+    got = evaluate(claims["dynamics-rise"], results, "sensitivity", "synthetic")
+    assert got.rule["version"] == 6 and got.verdict == "not reproduced"
+    blow = got.details["rule"]["part2"]["mean"]
+    assert blow["value"] == pytest.approx(
+        statistics.fmean(math.log10(0.98 + 0.004 * s) for s in range(6))
+    )
+    assert blow["hi"] < 0 and "post-fit drift removed" in got.measured
+    # the old rule (v5, mean from the fit on) reads the drift as a rise: reproduced on the same runs
+    assert _version(got, 5)["verdict"] == "reproduced"

@@ -22,7 +22,7 @@ from learnability.measure.bounds import bound_radius
 from learnability.measure.length import REFERENCE
 from learnability.studies import Choices, Evidence, Obs, group_by, mean, median, metric, num
 from learnability.studies.common import finite
-from learnability.studies.sensitivity.plan import FIT_LOSS
+from learnability.studies.sensitivity.plan import FIT_LOSS, LEN_FIT
 
 # fmt: off
 # -- reading records ---------------------------------------------------------------------------------
@@ -261,10 +261,28 @@ ALIGN = 0.01  # the paper aligns training curves at the first step with loss < 0
 PLATEAU = 0.2  # the constant predictor's MSE is 0.25: loss ≥ 0.2 is still the plateau
 
 
+DRIFT = "fit level, drift removed"  # the after-level since round 6 (issue 34)
+MEAN_AFTER = "mean from alignment"  # the after-level of rules v2–v5
+
+
+def _drift_removed(rows: list[dict[str, Any]], key: str, t0: float) -> float:
+    """The run's own level at the fit step t0 with its post-fit drift removed: the least-squares line of `key`
+    against the step over the rows from alignment on, read at t0 (= their mean minus slope × (mean step − t0)).
+    The mean from alignment on carries the drift of the steps after the fit (the blowup keeps rising under
+    weight decay after any fit); the line's value at t0 keeps only what rose by the fit. One row: its value."""
+    steps, values = [float(r["step"]) for r in rows], [num(r.get(key)) for r in rows]
+    ms, mv = statistics.fmean(steps), statistics.fmean(values)
+    sxx = sum((x - ms) ** 2 for x in steps)
+    slope = sum((x - ms) * (y - mv) for x, y in zip(steps, values, strict=True)) / sxx if sxx > 0 else 0.0
+    return mv - slope * (ms - t0)
+
+
 def levels(trajectory: list[dict[str, Any]], key: str, reference: str, after: str) -> tuple[float, float] | None:
-    """(before, after) means of `key` around the first step with probe loss < 0.01 (None: never reached).
+    """(before, after) levels of `key` around the first step with probe loss < 0.01 (None: never reached).
     before: "plateau" (0 < step < alignment with loss ≥ 0.2, else every step before it), "initialisation"
-    (step 0) or "first quarter" (of the steps to alignment); after: "mean from alignment" or "at alignment"."""
+    (step 0) or "first quarter" (of the steps to alignment); after: DRIFT (the level at alignment of the
+    least-squares line over the steps from alignment on: the run's own post-fit drift removed), "mean from
+    alignment" (rules v2–v5: the mean over those steps, drift included) or "at alignment" (that step alone)."""
     hit = [i for i, row in enumerate(trajectory) if num(row.get("probe_loss")) < ALIGN]
     if not hit:
         return None
@@ -275,8 +293,11 @@ def levels(trajectory: list[dict[str, Any]], key: str, reference: str, after: st
         or [r for r in trajectory if r["step"] < t0],
         "first quarter": [r for r in trajectory if r["step"] <= t0 / 4] or trajectory[:1],
     }[reference]
-    later = trajectory[hit[0]:] if after == "mean from alignment" else trajectory[hit[0]:hit[0] + 1]
-    return statistics.fmean(num(r.get(key)) for r in before), statistics.fmean(num(r.get(key)) for r in later)
+    ref = statistics.fmean(num(r.get(key)) for r in before)
+    if after == DRIFT:
+        return ref, _drift_removed(trajectory[hit[0]:], key, t0)
+    later = trajectory[hit[0]:] if after == MEAN_AFTER else trajectory[hit[0]:hit[0] + 1]
+    return ref, statistics.fmean(num(r.get(key)) for r in later)
 
 
 def rise(trajectory: list[dict[str, Any]], key: str, reference: str, after: str) -> float | None:
@@ -290,9 +311,10 @@ def dynamics(results: Any, choices: Choices) -> Evidence:
     runs = results.of("dynamics")
     if not runs:
         return Evidence(missing="no finished dynamics runs")
-    ref, after = choices.get("reference", "plateau"), choices.get("after", "mean from alignment")
+    ref, after = choices.get("reference", "plateau"), choices.get("after", DRIFT)
     sharp, blow = f"sharpness_{choices.get('sharpness', 'gauss')}", f"blowup_{choices.get('definition', 'paper')}"
     obs, aligned, undefined = [], 0, 0
+    drift: dict[str, list[float]] = {}
     for r in runs:
         unit = f"seed{r.config['seed']}"  # the weight decays of a seed share its initial weights
         if choices.get("units") == "run":  # the first engine rule: every run its own unit
@@ -306,7 +328,15 @@ def dynamics(results: Any, choices: Choices) -> Evidence:
         undefined += s is None  # no ratio: the sharpness at the reference point is ≤ 0
         obs += [Obs(unit, v, None, g) for g, v in (("sharpness", s), ("blowup", b)) if v is not None]
         obs.append(Obs(unit, float(s_lv[1] > s_lv[0] and b_lv[1] > b_lv[0]), None, "both"))
+        if after == DRIFT:  # the control: how much the mean from alignment on exceeds the drift-removed level
+            for key, got in ((sharp, s_lv), (blow, b_lv)):
+                mean_lv = levels(traj, key, ref, MEAN_AFTER)
+                if mean_lv is not None and (d := log10(mean_lv[1] / got[1]) if got[1] > 0 else None) is not None:
+                    drift.setdefault(key, []).append(d)
     notes = f"{aligned}/{len(runs)} runs reached probe loss < {ALIGN}; reference: {ref}; after: {after}; {blow}"
+    if drift:
+        notes += ("; the post-fit drift removed, log10(mean from alignment / fit level), median over runs: "
+                  + ", ".join(f"{k} {median(v):+.3f}" for k, v in drift.items()))
     if undefined:
         notes += (f"; in {undefined} of them the sharpness ({sharp}) at the reference is ≤ 0 (the loss falls "
                   "under perturbation there), so they have no sharpness ratio and are left out of it")
@@ -357,38 +387,50 @@ def flatness(results: Any, choices: Choices) -> Evidence:
 
 
 # -- length generalisation and the scratchpad --------------------------------------------------------
-FIT = "fit the training lengths"  # PARITY runs with ≥ 0.95 on the training lengths
+FIT = "fit the training lengths"  # runs with accuracy ≥ LEN_FIT on the training lengths (the plan's criterion)
+EVERY = "every task"  # since round 6 (issue 34) every task's runs are read only where they fit (v3–v4: PARITY's)
+LEN_TASKS = ("parity", "majority", "first")
 
 
 def length(results: Any, choices: Choices) -> Evidence:
+    """Accuracy beyond the training lengths per run (group = task) and its drop from the training lengths
+    (group "<task>-drop"). A run below LEN_FIT on its training lengths is refused, not read: beyond lengths it
+    never fitted, its accuracy says nothing about generalising in length (`fitted` "parity only": the v3–v4
+    rules' filter, PARITY's runs alone; `parity_runs` "all": the v2 rule's, none)."""
     pos = choices.get("positions", results.params.len_positions[0])
     runs = [r for r in results.of("length") + results.of("length_alt") if r.config["model"]["positions"] == pos]
     if not runs:
         return Evidence(missing=f"no finished length runs with positions={pos}")
+    filtered = choices.get("parity_runs", FIT) == FIT
+    every = choices.get("fitted", EVERY) == EVERY
     obs: list[Obs] = []
-    ins: dict[str, list[float]] = {"parity": [], "majority": []}
+    ins: dict[str, list[float]] = {t: [] for t in LEN_TASKS}
+    read: Counter[str] = Counter()
     for r in runs:
         acc = r.metrics.get("length_acc") or {}
         buckets = sorted(acc, key=lambda b: int(b.split("-")[0]))
         far = buckets[-1:] if choices.get("beyond") == "farthest bucket" else buckets[1:]
         inside, beyond, task = num(acc[buckets[0]]), statistics.fmean(num(acc[b]) for b in far), task_of(r)
         ins.setdefault(task, []).append(inside)
-        if task == "parity" and choices.get("parity_runs", FIT) == FIT and inside < 0.95:
+        if filtered and (every or task == "parity") and not inside >= LEN_FIT:
             continue
+        read[task] += 1
         unit = f"seed{r.config['seed']}"
         obs += [Obs(unit, beyond, None, task), Obs(unit, inside - beyond, None, f"{task}-drop")]
-    parity_in, majority_in = mean(ins["parity"]), mean(ins["majority"])
-    if majority_in < 0.95:
+    majority_in = mean(ins["majority"])
+    if majority_in < LEN_FIT:
         return Evidence(pipeline=f"MAJORITY reaches only {majority_in:.2f} on its training lengths")
-    fitted = sum(o.group == "parity" for o in obs)
-    if choices.get("parity_runs", FIT) == FIT and not fitted:
-        return Evidence(missing=(f"no PARITY run fits its training lengths (accuracy there {parity_in:.2f} "
-                                 "on average, threshold 0.95): there is nothing to generalise beyond them"))
+    if filtered and not read["parity"]:
+        return Evidence(missing=(f"no PARITY run fits its training lengths (accuracy there {mean(ins['parity']):.2f} "
+                                 f"on average, threshold {LEN_FIT}): there is nothing to generalise beyond them"))
+    fits = ", ".join(f"{LABELS[t]} {mean(a):.3f} ({read[t]}/{len(a)} read)" for t, a in ins.items() if a)
+    rule = (f"runs below {LEN_FIT} there are refused, not read ({'every task' if every else 'PARITY only'})"
+            if filtered else "every run read")
     ref = "; ".join(f"{LABELS[t]} {' / '.join(f'{a:g}' for a in REFERENCE.accuracy[t])}" for t in ("parity", "majority"))
     return Evidence(obs, notes=(
-        f"positions {pos}; accuracy on the training lengths: PARITY {parity_in:.3f} ({fitted}/"
-        f"{len(ins['parity'])} fit them), MAJORITY {majority_in:.3f}; {runs[0].metrics.get('training_space')} strings "
-        f"of the training lengths, ~{num(runs[0].metrics.get('training_distinct')):.0f} distinct ones drawn per run. "
+        f"positions {pos}; accuracy on the training lengths: {fits}; {rule}; "
+        f"{runs[0].metrics.get('training_space')} strings of the training lengths, "
+        f"~{num(runs[0].metrics.get('training_distinct')):.0f} distinct ones drawn per run. "
         f"For orientation only, {REFERENCE.source}, buckets {' / '.join(REFERENCE.buckets)}: {ref}"))
 
 

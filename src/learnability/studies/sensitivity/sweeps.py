@@ -88,7 +88,8 @@ def sweeps(plan: Plan[SensitivityParams]) -> list[Sweep]:
                        "length_buckets": [list(b) for b in p.len_buckets]},
               "model": _model(p, readout="cls", max_len=longest, positions=p.len_positions[0]),
               "train": _train(p, steps=p.len_steps)}
-    grid = {"task.function": ["parity", "majority:ties=0"]}
+    # FIRST (sensitivity 1, one position: no averaging) beside MAJORITY (low sensitivity, an average): issue 34
+    grid = {"task.function": ["parity", "majority:ties=0", "first"]}
     out.append(Sweep(f"{NAME}/length", "sensitivity.length", length, grid, seeds=list(p.len_seeds)))
     if p.len_positions[1:]:
         out.append(Sweep(f"{NAME}/length_alt", "sensitivity.length", length,
