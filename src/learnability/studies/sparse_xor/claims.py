@@ -46,14 +46,19 @@ MASS = Choice("success_mass", SUCCESS.mass, (0.95,), "a stricter attention-mass 
 PRE_TRANSFORMER = Trend("transformer_all", below(0.25, 0.5), x="log10 d", y="log10 2m*", per_unit=False)
 DRAWS = "draw (one seed at one d)"
 TODAY = "2026-12-01"
+ROUND5 = "2026-12-03"  # issue 34 (science round 4): rules written before any run on their fresh seeds
 POLYLOG: dict[str, Callable[[np.ndarray], np.ndarray]] = {"polylog (ln d)^k": lambda d: np.log(np.log(d)),
                                                           "power d^α": np.log}
 
 
-def _kind_contrasts(what: str) -> AllOf:
+def _kind_contrasts(what: str, version: int = 2) -> AllOf:
     return AllOf(tuple(
         Contrast("softmax", k, above(0.25, 0.5), kind_of="rate", what=what, labels=KIND_LABELS) for k in RIVALS
-    ), version=2)
+    ), version=version, date=ROUND5 if version > 2 else "2026-11-30")
+
+
+# kinds-many-steps before issue 34 read η on 1 point a decade; the same data's integer-log10 points give it again
+COARSE_ETA = {"eta_grid": "1_per_decade"}
 
 
 def _step_trend(half_width: float) -> Trend:
@@ -67,6 +72,18 @@ def _best_fit(group: str, version: int = 1) -> BestFit:
 def _ffnn_trend(version: int) -> Trend:
     return Trend("ffnn", above(0.5, 0.8), x="log10 d", y="log10 parameters", controls=("transformer",),
                  control_band=above(0.25, 0.5), per_unit=False, version=version, date=TODAY if version > 3 else "2026-11-30")
+
+
+# ffnn v5 (issue 34): the minimal sizes themselves — the FFNN's width w* must not shrink with d (its dense layer's
+# w*·(d+2)+1 parameters then grow at least as d^0.8), and w*·d must outgrow the transformer's m* by more than d^0.5
+# (slope of log w* minus slope of log m* above −0.5, i.e. the parameter ratio's slope above 0.5, v4's bar)
+FFNN_SIZES = {"ffnn": "FFNN minimal width w*", "transformer": "transformer's m*"}
+OLD_Y = {"y": "parameters"}  # v1–v4 read parameters (FFNN w*·(d+2)+1, transformer 2m*) on widths ≥ 2
+
+
+def _ffnn_width_trend() -> Trend:
+    return Trend("ffnn", above(-0.5, -0.2), x="log10 d", y="log10 minimal size", controls=("transformer",),
+                 control_band=above(-0.75, -0.5), per_unit=False, labels=FFNN_SIZES, version=5, date=ROUND5)
 
 
 def _second_d(p: SparseXorParams) -> Choice:
@@ -142,19 +159,25 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
         Claim(
             slug="kinds-many-steps",
             title="the other attention kinds need many more steps",
-            statement="Population gradient descent at each draw's best step size succeeds within 10 steps (10× "
-            "softmax's one) far more often with softmax than with any rival kind (paired difference in success "
-            "rate > 0.5).",
+            statement="Population gradient descent at each draw's best step size (η on 10^"
+            f"{p.many_grid[0]:g}..10^{p.many_grid[1]:g} at {p.many_grid[2]:g} points a decade) succeeds within 10 "
+            "steps (10× softmax's one) far more often with softmax than with any rival kind (paired difference in "
+            "success rate > 0.5).",
             paper_statement="Section 3.2: linear and erf attention do not converge or need many more steps.",
             evidence=ev.kinds_many_steps,
-            rule=_kind_contrasts("success rate within K steps"),
-            units=Units("draw (seed)", min_per_cell=4),
+            rule=_kind_contrasts("success rate within K steps", 3),
+            units=Units("draw (seed)", min_per_cell=4, note=f"seeds {p.many_first_seed}–"
+                        f"{p.many_first_seed + p.many_seeds - 1}, fresh at stop 32 (issue 34)"),
             control=Control("the other attention kinds on the same draws", group="linear"),
             choices=(Choice("within", 10, (), "how many steps count as 'not many more'"), _second_d(p)),
-            history=(pre_engine(AllOf(tuple(Rate(k, below(0.5, 0.75), what="success rate within 10 steps")
-                                            for k in ("linear", "erf", "sigmoid")))),),
+            history=(Revision(_kind_contrasts("success rate within K steps"), "2026-11-30", "η at 1 point a decade "
+                              "(v2): can miss a kind's narrow working window (the reviewer: sigmoid's); read here on "
+                              "the integer-log10 points of the same runs (issue 34)", COARSE_ETA),
+                     pre_engine(AllOf(tuple(Rate(k, below(0.5, 0.75), what="success rate within 10 steps")
+                                            for k in ("linear", "erf", "sigmoid"))), choices=COARSE_ETA),),
             figure="attention_kinds",
-            regime=Regime(kinds_regime.claimed, f"{kinds_regime.checked}, {p.many_steps} population steps", True),
+            regime=Regime(kinds_regime.claimed, f"{kinds_regime.checked}, {p.many_steps} population steps, η at "
+                          f"{p.many_grid[2]:g} points a decade", True),
             replicate=("many_steps",),
         ),
         Claim(
@@ -205,35 +228,45 @@ def claims(plan: Plan[SparseXorParams]) -> list[Claim]:
         Claim(
             slug="ffnn",
             title="an FFNN needs parameters linear in d, the transformer far fewer",
-            statement="On the same task and success bar (MSE ≤ 0.05 in the same fraction of seeds), the parameters "
-            "of the smallest two-layer ReLU FFNN grow with d with a log-log slope above 0.8, and faster than the "
-            "transformer's 2m* at the same d by more than 0.5. Both axes are reported: the FFNN learns from at most "
-            f"{p.ffnn_steps:,} × {p.ffnn_batch} online strings, the transformer's 2m* from the exact population "
+            statement=f"On the same task and success bar (MSE ≤ {SUCCESS.loss} in ≥ {SEED_FRACTION:.0%} of seeds, every "
+            "larger size too), the minimal width w* of a two-layer ReLU FFNN, searched at each d on the widths "
+            + "/".join(map(str, p.ffnn_widths)) + ", does not shrink with d (log-log slope of w* above −0.2, so its "
+            "dense layer's w*·(d+2)+1 parameters grow at least as d^0.8), and w*·d outgrows the transformer's m* at "
+            "the same d: the slope of log w* minus that of log m* lies above −0.5 (the parameter ratio grows faster "
+            "than d^0.5). A d where the grid does not bracket w* (every width succeeds, or none) is censored and "
+            "leaves the claim inconclusive. Both axes are reported: the FFNN learns from at most "
+            f"{p.ffnn_steps:,} × {p.ffnn_batch} online strings, the transformer's m* from the exact population "
             "gradient, and its finite-sample step's strings beside them.",
             paper_statement="FFNNs need Ω(d) parameters (their dense first layer); the transformer needs O(polylog d).",
             evidence=ev.ffnn,
-            rule=_ffnn_trend(4),
-            units=Units("d (smallest size pools its seeds)", min_per_cell=1),
-            control=Control("the transformer's 2m* at the same d, same loss bar and seed fraction", group="transformer"),
+            rule=_ffnn_width_trend(),
+            units=Units("d (smallest size pools its seeds)", min_per_cell=1,
+                        note=f"FFNN seeds {p.ffnn_first_seed}–{p.ffnn_first_seed + p.ffnn_seeds - 1}, fresh at stop 32 "
+                        "(issue 34)"),
+            control=Control("the transformer's m* at the same d, same loss bar and seed fraction", group="transformer"),
             choices=(Choice("fraction", SEED_FRACTION, (0.5,), "the fraction of seeds that must succeed"),
                      Choice("data", "population", ("finite_sample",), "the transformer learning from strings too: its "
-                            "finite-sample step's 2m (m = ⌈log2(d)²/2⌉, learned within the ladder in the same fraction "
-                            "of draws) instead of its population 2m*")),
+                            "finite-sample step's m (m = ⌈log2(d)²/2⌉, learned within the ladder in the same fraction "
+                            "of draws) instead of its population m*")),
             figure="ffnn",
             history=(
+                Revision(_ffnn_trend(4), TODAY, "parameters at the smallest width (v4): their slope > 0.8 holds for "
+                         "any constant width (≈ 0.97 from the dense layer alone), so the FFNN half was decided by the "
+                         "architecture (issue 34); read here on widths ≥ 2, the grid it read", OLD_Y),
                 Revision(_ffnn_trend(3), "2026-11-30", "m* read over every m of the grid, m > d included: "
-                         "undefined at d = 16, where 38% of the draws fail at m = 64", {"m_cap": "none"}),
+                         "undefined at d = 16, where 38% of the draws fail at m = 64", {"m_cap": "none", **OLD_Y}),
                 pre_engine(AllOf((Mean("ffnn", above(0.5, 1.0), what="the minimum parameters per input bit"),
                                   PRE_TRANSFORMER), version=2),
                            ", relaxed after results came in: ≥ 1 parameter per input bit and the transformer's 2m* "
-                           "slope ≤ 0.25 — decided by the architecture", {"ffnn_rule": "per_bit"}),
+                           "slope ≤ 0.25 — decided by the architecture", {"ffnn_rule": "per_bit", **OLD_Y}),
                 pre_engine(AllOf((Trend("ffnn", above(0.3, 0.5), x="log10 d", y="log10 parameters", per_unit=False),
                                   PRE_TRANSFORMER), version=1),
                            " as first written, before its relaxation: the FFNN's log-log slope with its 95% CI above "
-                           "0.5, and the transformer's 2m* slope ≤ 0.25 over all its d", {"m_cap": "none", "all_d": True}),
+                           "0.5, and the transformer's 2m* slope ≤ 0.25 over all its d",
+                           {"m_cap": "none", "all_d": True, **OLD_Y}),
             ),
-            regime=Regime("any d (the FFNN's dense first layer)", f"d = {p.ffnn_d}, ≤ {p.ffnn_steps:,} Adam steps",
-                          True),
+            regime=Regime("any d (the FFNN's dense first layer)", f"d = {p.ffnn_d}, widths "
+                          + "/".join(map(str, p.ffnn_widths)) + f", ≤ {p.ffnn_steps:,} Adam steps", True),
         ),
     ]
 # fmt: on

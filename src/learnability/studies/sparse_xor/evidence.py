@@ -131,6 +131,20 @@ class Width:
     fractions: dict[int, float]  # width -> fraction of seeds with test MSE ≤ the loss threshold
     strings: float | None  # median strings seen until the bar at that width (converged step × batch)
 
+    @property
+    def censored(self) -> str | None:
+        """Where the grid fails to bracket w*: "above" (no width keeps the fraction: w* > the largest width),
+        "below" (the smallest width already does: w* ≤ it, not equal to it); None: bracketed on the grid."""
+        if self.width is None:
+            return "above"
+        return "below" if self.width == min(self.fractions) else None
+
+    def text(self) -> str:
+        """w* as the grid brackets it: '3', '> 4' or '≤ 2'."""
+        if self.width is None:
+            return f"> {max(self.fractions)}"
+        return f"≤ {self.width}" if self.censored else str(self.width)
+
 
 def ffnn_widths(records: Sequence[Record], loss_max: float, tau: float) -> list[Width]:
     """Per d: the smallest width whose seeds reach test MSE ≤ loss_max in a fraction ≥ tau (and every
@@ -246,14 +260,31 @@ def kinds_one_step(results: StudyResults, choices: Choices) -> Evidence:
     return Evidence(obs, notes=f"d = {choices['d']}, m = {rs[0].metrics['m']}")
 
 
+def steps_to_success(r: Record, per_decade: float | None = None) -> int | None:
+    """A many-step record's fewest steps to success over its η grid — over every point, or (`per_decade`) only
+    over the grid points of a coarser grid on the same range (log10 η a multiple of 1/per_decade): the v2
+    reading of stop 31, whose grid had 1 point a decade, recomputed from the 4-a-decade grid's own points."""
+    first, grid = r.metrics["first_success"], r.metrics["log10_eta"]
+    keep = [f for f, g in zip(first, grid) if per_decade is None or abs(g * per_decade - round(g * per_decade)) < 1e-9]
+    return min((f for f in keep if f is not None), default=None)
+
+
 def kinds_many_steps(results: StudyResults, choices: Choices) -> Evidence:
-    """Per kind and draw, at one d: did population gradient descent succeed within K steps at its best η."""
+    """Per kind and draw, at one d: did population gradient descent succeed within K steps at its best η (over
+    the whole η grid; `eta_grid=1_per_decade`: only at its integer log10 η, the grid before issue 34)."""
     if isinstance(kinds := _kinds(results, "many_steps", int(choices["d"])), Evidence):
         return kinds
-    k = int(choices["within"])
-    obs = [Obs(draw(r), float(r.metrics["steps_to_success"] is not None and r.metrics["steps_to_success"] <= k),
-               None, kind) for kind, rs in kinds.items() for r in rs]
-    return Evidence(obs, notes=f"d = {choices['d']}, budget {next(iter(kinds.values()))[0].config['steps']} steps")
+    k, coarse = int(choices["within"]), 1.0 if choices.get("eta_grid") == "1_per_decade" else None
+    steps = {r.run_id: steps_to_success(r, coarse) for rs in kinds.values() for r in rs}
+    obs = [Obs(draw(r), float(steps[r.run_id] is not None and steps[r.run_id] <= k), None, kind)
+           for kind, rs in kinds.items() for r in rs]
+    rs0 = next(iter(kinds.values()))
+    n_eta = sum(coarse is None or abs(g - round(g)) < 1e-9 for g in rs0[0].metrics["log10_eta"])
+    found = ", ".join(f"{kind}: {sum(steps[r.run_id] is not None for r in rs)}/{len(rs)}" for kind, rs in kinds.items())
+    return Evidence(obs, notes=f"d = {choices['d']}, budget {rs0[0].config['steps']} steps, {n_eta} step sizes; draws "
+                    f"that succeed within the budget at any of them: {found}",
+                    details={"eta_points": n_eta, "succeeded_within_budget": {
+                        kind: sum(steps[r.run_id] is not None for r in rs) for kind, rs in kinds.items()}})
 
 
 # The m* analyses the v3 polylog rule must all pass: the headline (group "transformer") and each analysis
@@ -317,21 +348,37 @@ def samples(results: StudyResults, choices: Choices) -> Evidence:
 
 VACUOUS_PER_BIT = ("a dense first layer has width·d weights, so any MLP of width ≥ 1 has ≥ 1 parameter per input "
                    "bit: the rule is decided by the architecture (and width 2 suffices at every d), not by the data")
+V4_WIDTHS = 2  # the FFNN's width grid before issue 34 started at 2: the v4 reading ignores width 1
 
 
 def ffnn(results: StudyResults, choices: Choices) -> Evidence:
-    """log10 trainable parameters needed against log10 d: the FFNN's smallest width, and the transformer at
-    the same d under the same loss bar and seed fraction — its population step's 2m* (`data=population`) or
-    its finite-sample step's 2m (`data=finite_sample`); both axes (parameters, strings) in notes and details."""
+    """The FFNN's minimal width w* per d (the smallest width whose seeds reach the loss bar in the fraction τ,
+    every larger width too) against the transformer's minimal m at the same d under the same loss bar and τ —
+    its population step's m* (`data=population`) or its finite-sample step's m (`data=finite_sample`); log10 of
+    each at log10 d. A d where the grid cannot bracket w* (every width, the smallest included, succeeds, or
+    none does) is reported as censored and the claim has no slope. `y=parameters` (v1–v4): the trainable
+    parameters at w* (w*·(d+2)+1) and the transformer's 2m, on widths ≥ 2 (the grid those rules read). Both
+    axes (parameters, strings) are in notes and details."""
     if choices.get("ffnn_rule") == "per_bit":
         return Evidence(vacuous=VACUOUS_PER_BIT)
     loss, tau, finite = criterion(choices).loss, float(choices["fraction"]), choices.get("data") == "finite_sample"
+    params_y = choices.get("y") == "parameters"
     if not (recs := ffnn_records(results)):
         return Evidence(missing="no finished FFNN runs")
+    if params_y:
+        recs = [r for r in recs if int(r.config["model"]["width"]) >= V4_WIDTHS]
     widths = ffnn_widths(recs, loss, tau)
-    if failed := [w.d for w in widths if w.width is None]:
+    grid = sorted({int(r.config["model"]["width"]) for r in recs})
+    if params_y and (failed := [w.d for w in widths if w.width is None]):
         return Evidence(pipeline=f"the FFNN reaches test MSE ≤ {loss} in {tau:.0%} of seeds at no width on the grid "
                         f"at d = {failed} (its training budget, not the claim)")
+    if fit := [f"d = {w.d}: {w.fractions[1]:.0%}" for w in widths if w.fractions.get(1, 0.0) > 0]:
+        return Evidence(pipeline=f"width 1 reaches test MSE ≤ {loss} in some seeds ({', '.join(fit)}), but one ReLU "
+                        "cannot fit XOR (its output is monotone in one linear score): the task or the metric is wrong")
+    if not params_y and (cens := [w for w in widths if w.censored]):
+        return Evidence(missing="the width grid " + "/".join(map(str, grid)) + " does not bracket the FFNN's minimal "
+                        f"width (τ = {tau:g}, MSE ≤ {loss}) at " + ", ".join(f"d = {w.d}: w* {w.text()}" for w in cens)
+                        + " (censored: no minimum to fit)")
     budget = max(float(r.config["train"]["steps"] * r.config["train"]["batch_size"]) for r in recs)
     stars = m_stars(results, Criterion(loss, 0.0), tau, cap=choices.get("m_cap", "d") == "d")
     fs = finite_sample(results, Criterion(loss, 0.0))
@@ -340,18 +387,30 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
         what = "finite-sample step (learned within the ladder)" if finite else "m*"
         return Evidence(missing=f"the transformer's {what} is undefined at d = {missing}: no m, or too few draws, "
                         "keeps the seed fraction")
-    obs = [Obs(f"d={w.d}", math.log10(w.params or 0), math.log10(w.d), "ffnn") for w in widths]
-    obs += [Obs(f"d={w.d}", math.log10(tf[w.d]), math.log10(w.d), "transformer") for w in widths]
+    if params_y:
+        obs = [Obs(f"d={w.d}", math.log10(w.params or 0), math.log10(w.d), "ffnn") for w in widths]
+        obs += [Obs(f"d={w.d}", math.log10(tf[w.d]), math.log10(w.d), "transformer") for w in widths]
+    else:  # the sizes themselves: the FFNN's hidden width, the transformer's m (its 2 query vectors have m each)
+        obs = [Obs(f"d={w.d}", math.log10(w.width or 0), math.log10(w.d), "ffnn") for w in widths]
+        obs += [Obs(f"d={w.d}", math.log10(tf[w.d] / 2), math.log10(w.d), "transformer") for w in widths]
     if choices.get("all_d"):  # the pre-engine rules' transformer part: 2m* over every d of the m sweep
         obs += [Obs(f"d={d}", math.log10(p), math.log10(d), "transformer_all") for d, p in tf.items() if d >= 64]
-    notes = ("parameters / strings — FFNN (smallest width): "
+    low = min(grid)
+    notes = ("FFNN minimal width w* (fraction of seeds at each width " + "/".join(map(str, grid)) + "): "
+             + ", ".join(f"d={w.d}: {w.text()} (" + "/".join(f"{w.fractions.get(x, math.nan):.2g}" for x in grid) + ")"
+                         for w in widths)
+             + f"; width {low} reaches the bar in at most {max(w.fractions.get(low, 0.0) for w in widths):.0%} of seeds"
+             + ("" if low > 1 else " (one ReLU cannot fit XOR: the lower bracket and a pipeline check)")
+             + "; parameters / strings — FFNN at w*: "
              + ", ".join(f"d={w.d}: {w.params} / {w.strings:,.0f}" for w in widths)
              + f" (budget {budget:,.0f}); transformer's population step (exact gradient): "
              + ", ".join(f"d={w.d}: {2 * (stars.get(w.d) or 0)} / ∞" for w in widths)
              + "; transformer's finite-sample step at m = ⌈log2(d)²/2⌉: "
              + ", ".join(f"d={d}: {v[0]} / {v[1]:,.0f} (median n*; {v[2]:.0%} of draws within the ladder)"
                          for d, v in fs.items()))
-    details = {"ffnn": {str(w.d): {"width": w.width, "params": w.params, "strings": w.strings} for w in widths},
+    details = {"ffnn": {str(w.d): {"width": w.width, "params": w.params, "strings": w.strings,
+                                   "fractions": {str(k): v for k, v in w.fractions.items()}} for w in widths},
+               "ffnn_widths": grid,
                "transformer_population": {str(d): 2 * m for d, m in stars.items() if m},
                "transformer_finite_sample": {str(d): {"params": v[0], "median_n_star": v[1], "within_ladder": v[2]}
                                              for d, v in fs.items()}, "ffnn_budget_strings": budget}
@@ -359,8 +418,8 @@ def ffnn(results: StudyResults, choices: Choices) -> Evidence:
 
 
 __all__ = [
-    "M_VARIANTS", "VACUOUS_PER_BIT", "Width", "Window", "by_d", "criterion", "draw", "ffnn",
+    "M_VARIANTS", "V4_WIDTHS", "VACUOUS_PER_BIT", "Width", "Window", "by_d", "criterion", "draw", "ffnn",
     "ffnn_widths", "finite_sample", "kinds_many_steps", "kinds_one_step", "m_fractions", "m_star",
     "m_stars", "n_star", "one_step", "polylog_m", "population_ok", "samples", "shared_index",
-    "step_ok", "step_size", "strings_seen", "succeeded", "window",
+    "step_ok", "step_size", "steps_to_success", "strings_seen", "succeeded", "window",
 ]

@@ -192,29 +192,36 @@ def ffnn(results: StudyResults) -> list[Item]:
     stars = {d: 2 * m for d, m in ev.m_stars(results, LOOSE, SEED_FRACTION).items() if m}
     budget = max(r.config["train"]["steps"] * r.config["train"]["batch_size"] for r in recs)
     fs = ev.finite_sample(results, LOOSE)
-    net = [w for w in widths if w.params]
+    net = [w for w in widths if w.params and not w.censored]  # a w* the grid does not bracket is no minimum
+    cens = [f"d = {w.d}: w* {w.text()}" for w in widths if w.censored]
+    sizes = [Series("FFNN minimal width w*", [w.d for w in net], [float(w.width or 0) for w in net]),
+             Series("transformer m* (population step; the control)", list(stars), [v / 2 for v in stars.values()])]
     params = [Series("FFNN (smallest width)", [w.d for w in net], [float(w.params or 0) for w in net]),
               Series("transformer 2m* (population step; the control)", list(stars), list(stars.values())),
               Series("transformer 2m, finite-sample step", list(fs), [v[0] for v in fs.values()], kind="dashed")]
     strings = [Series("FFNN strings until its check (median)", [w.d for w in net], [w.strings or math.nan for w in net]),
                Series("transformer finite-sample n* (median)", list(fs), [v[1] for v in fs.values()])]
     fig = Figure("ffnn", (
-        f"Both axes of the comparison, at MSE ≤ {SUCCESS.loss} in ≥ {SEED_FRACTION:.0%} of seeds: (left) trainable "
+        f"Both axes of the comparison, at MSE ≤ {SUCCESS.loss} in ≥ {SEED_FRACTION:.0%} of seeds: (first) the minimal "
+        "sizes the claim judges, the FFNN's hidden width w* and the transformer's m*; (second) trainable "
         "parameters of the smallest two-layer ReLU FFNN (width·(d+2)+1), of the two-head transformer at its m* with the "
         "exact population gradient (the claim's control), and of its finite-sample step at m = ⌈log2(d)²/2⌉; (right) "
         f"the strings each used: the FFNN's online strings until its convergence check (budget {budget:,}) and the "
-        "finite-sample step's n* (a draw that never succeeds counts as twice the ladder's budget)."),
-        [Panel("parameters", "sequence length d", "trainable parameters", series=params, logx=True, logy=True),
+        "finite-sample step's n* (a draw that never succeeds counts as twice the ladder's budget)."
+        + (" Not drawn, the width grid does not bracket w* (censored): " + "; ".join(cens) + "." if cens else "")),
+        [Panel("minimal sizes", "sequence length d", "width w* / m*", series=sizes, logx=True, logy=True),
+         Panel("parameters", "sequence length d", "trainable parameters", series=params, logx=True, logy=True),
          Panel("strings", "sequence length d", "training strings", series=strings, logx=True, logy=True,
                hlines=[Ref(float(budget), "FFNN budget")])], claims=("ffnn",))
     ws = sorted({w for x in widths for w in x.fractions})
-    rows = [[x.d, *(f"{x.fractions.get(w, math.nan):.2f}" for w in ws), x.width or "none", x.params or "—",
+    rows = [[x.d, *(f"{x.fractions.get(w, math.nan):.2f}" for w in ws), x.text(), x.params or "—",
              f"{x.strings:,.0f}" if x.strings else "—", stars.get(x.d, "—")] for x in widths]
     return [fig, Table("FFNN baseline against the transformer",
                        ["d", *(f"width {w}: seeds reaching MSE ≤ {SUCCESS.loss}" for w in ws), "smallest width",
                         "FFNN parameters", "FFNN strings (median)", "transformer 2m*"], rows,
                        f"A width counts when ≥ {SEED_FRACTION:.0%} of its seeds reach the bar, and every larger "
-                       "width too.")]
+                       "width too; '≤ w' (every width on the grid counts) and '> w' (none does) mark a d where the "
+                       "grid does not bracket the minimal width (censored).")]
 
 
 def exhibits(results: StudyResults, plan: Plan[SparseXorParams]) -> list[Item]:

@@ -56,28 +56,29 @@ class SparseXorParams:
     ffnn_steps: int
     ffnn_batch: int = 128
     ffnn_first_seed: int = 0  # seeds ffnn_first_seed .. + ffnn_seeds - 1
+    many_first_seed: int = 0  # seeds many_first_seed .. + many_seeds - 1
 
 
 # fmt: off
 QUICK = SparseXorParams(
     one_step_d=(16, 64, 256, 1024, 4096, 16384, 65536), one_step_seeds=16, c_grid=(-2.0, 8.0, 4),
     kinds_d=(512, 128), kinds_seeds=16, eta_grid=(-8.0, 18.0, 4),
-    many_seeds=10, many_steps=100, many_grid=(-8.0, 16.0, 1),
+    many_seeds=10, many_steps=50, many_grid=(-8.0, 16.0, 4),
     m_d=(16, 32, *(2**k for k in range(6, 21))), m_seeds=12,
     m_grid=(4, 6, 8, 11, 16, 22, 32, 45, 64), m_c_grid=(0.0, 6.0, 1 / 3),
     samples_d=(16, 32, 64, 128, 256, 512, 1024), samples_seeds=6, n_max_log2=18,
-    ffnn_d=tuple(2**k for k in range(4, 11)), ffnn_widths=(2, 3, 4, 6, 8), ffnn_seeds=8, ffnn_steps=1000,
-    ffnn_first_seed=4,
+    ffnn_d=tuple(2**k for k in range(4, 11)), ffnn_widths=(1, 2, 3, 4), ffnn_seeds=8, ffnn_steps=1000,
+    ffnn_first_seed=100, many_first_seed=200,  # fresh at stop 32 (issue 34): see DEVIATIONS
 )
 PAPER = SparseXorParams(
     one_step_d=tuple(2**k for k in range(4, 21, 2)), one_step_seeds=64, c_grid=(-3.0, 10.0, 8),
     kinds_d=(4096, 512), kinds_seeds=64, eta_grid=(-8.0, 20.0, 8),
-    many_seeds=16, many_steps=2000, many_grid=(-8.0, 18.0, 2),
+    many_seeds=16, many_steps=2000, many_grid=(-8.0, 18.0, 4),
     m_d=tuple(2**k for k in range(4, 25)), m_seeds=32,
     m_grid=(2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 19, 22, 26, 32, 38, 45, 54, 64, 76, 90, 108, 128),
     m_c_grid=(0.0, 6.0, 1),
     samples_d=tuple(2**k for k in range(4, 13)), samples_seeds=24, n_max_log2=24,
-    ffnn_d=tuple(2**k for k in range(4, 13)), ffnn_widths=(2, 3, 4, 6, 8, 12, 16), ffnn_seeds=8, ffnn_steps=5000,
+    ffnn_d=tuple(2**k for k in range(4, 13)), ffnn_widths=(1, 2, 3, 4, 6, 8, 12, 16), ffnn_seeds=8, ffnn_steps=5000,
 )
 # fmt: on
 
@@ -91,16 +92,30 @@ DEVIATIONS = {
     "one-step": "d = 2^4..2^16 (paper plan 2^4..2^20), 16 seeds per d (8 choose c*, 8 judged).",
     "step-size": "c grid 10^-2..10^8 at 4 points a decade (paper plan 8 a decade).",
     "kinds-one-step": "d = 512 and 128, 16 seeds (paper plan d = 4096 and 512, 64 seeds).",
-    "kinds-many-steps": "100 population steps, 10 seeds, d = 512 and 128 (paper plan 2,000 steps, 16 seeds).",
+    "kinds-many-steps": "50 population steps, 10 seeds (200–209), d = 512 and 128, η on 10^-8..10^16 at 4 points a "
+    "decade (paper plan 2,000 steps, 16 seeds). Stop 32 (issue 34): the grid had 1 point a decade, which can miss a "
+    "narrow window (the reviewer: sigmoid's); it now has 4 a decade over the same range, on seeds 200–209, fresh "
+    "(disjoint from 0–9 that the rule was read on before). Cost: the descent runs every η at once, so its CPU is "
+    "∝ grid points × steps: 25 × 100 = 2,500 before, 97 × 50 = 4,850 now (measured on seed 0, 12 runs: 1.35 CPU-s "
+    "then, ≈ 1.95 now; +6 CPU-s for 10 seeds). The budget is cut from 100 to 50 steps because the claim reads only "
+    "success within K = 10 steps; the exhibit's curves and 'median steps to success' now stop at 50.",
     "polylog-m": "d = 2^6..2^20 at every power of 2, 12 seeds per d, m grid 4..64 in steps of about √2 "
     "(paper plan d to 2^24, 32 seeds, m to 128 in steps of about 1.19); c ∈ {1, 10^3, 10^6}.",
     "samples": "d = 16..1024, 6 seeds, n ≤ 2^18 (paper plan d to 4096, 24 seeds, n ≤ 2^24).",
-    "ffnn": "d = 2^4..2^10 at every power of 2, widths 2/3/4/6/8, 8 seeds (4–11), ≤ 1,000 Adam steps of 128 "
-    "strings (paper plan d to 4096, widths to 16, 8 seeds, 5,000 steps). Redesigned by power at stop 29 in two "
+    "ffnn": "d = 2^4..2^10 at every power of 2, widths 1/2/3/4, 8 seeds (100–107), ≤ 1,000 Adam steps of 128 "
+    "strings (paper plan d to 4096, widths 1 to 16, 8 seeds, 5,000 steps). Redesigned by power at stop 29 in two "
     "pilots: the plan before (d ∈ {16, 64, 256, 1024}, widths 2/4/8, seeds 0–3: 4 slope points) gave 1% power; "
     "7 d with widths 2/3/4/6/8 on seeds 0–3 gave 9% (FFNN slope 0.95 [0.71, 1.19]: 4 seeds make the smallest "
     "width jump between 2 and 6 from d to d); this plan judges 8 fresh seeds. d = 2048 and 4096 were piloted "
-    "and not added (at 4096 the FFNN mostly fails within 5,000 steps, so 1,000 cannot judge it).",
+    "and not added (at 4096 the FFNN mostly fails within 5,000 steps, so 1,000 cannot judge it). Stop 32 (issue 34): the "
+    "rule judges the minimal width w* itself (the parameters of any constant width grow as d from the dense layer "
+    "alone), so the grid must bracket w*: widths 1/2/3/4 (1 added: one ReLU cannot fit XOR, so width 1 failing is "
+    "the lower bracket and a pipeline check; 6 and 8 dropped: w* was 2–3 at every d on seeds 4–11, and a d where no "
+    "width up to 4 keeps the fraction is reported as censored above 4, not as a minimum), on seeds 100–107, fresh "
+    "(disjoint from 0–3 and 4–11 that shaped the earlier rules). Cost, measured on seed 5 over the 7 d: width 1 "
+    "runs its whole 1,000 steps (≈ 9.3 CPU-s a seed), widths 6 and 8 stop early (≈ 5 CPU-s a seed each): −0.7 "
+    "CPU-s a seed, ≈ −6 CPU-s for 8 seeds, 224 runs instead of 280; with kinds-many-steps' +6 the quick plan's "
+    "CPU is unchanged (≈ 0 net).",
 }
 
 PLANS: dict[str, Plan[SparseXorParams]] = {
