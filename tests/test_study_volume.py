@@ -140,7 +140,7 @@ def test_quick_and_paper_sweeps_expand_with_unique_runs():
         assert {r.job for r in runs} == {"volume.random_profiles", "volume.length_profiles",
                                           "volume.random_functions", "train"}  # fmt: skip
     claims = STUDY.claims(QUICK)
-    assert len({c.slug for c in claims}) == len(claims) == 11
+    assert len({c.slug for c in claims}) == len(claims) == 12
     assert all(c.all_alternatives() for c in claims)
 
 
@@ -162,7 +162,7 @@ def test_tiny_plan_end_to_end(tmp_path):
     assert summary.failed == 0 and summary.crashed == 0
     records = Store(tmp_path / "store").records()
     report = analyse_records(STUDY, records, TINY, tmp_path / "figures")
-    assert len(report.claims) == 11
+    assert len(report.claims) == 12
     for c in report.claims:
         row = c.as_json()
         assert row["verdict"] in VERDICTS and row["measured"] and row["scale"] == "quick"
@@ -189,7 +189,7 @@ def test_analysis_with_no_records_is_inconclusive(tmp_path):
     verdicts = {c.id.split("/")[1]: c.verdict for c in report.claims}
     # the quick plan trains no PARITY (its deviations say why): that claim is "not run", not inconclusive
     assert verdicts.pop("parity-fails") == "not run"
-    assert len(verdicts) == 10 and set(verdicts.values()) == {"inconclusive"}
+    assert len(verdicts) == 11 and set(verdicts.values()) == {"inconclusive"}
 
 
 # -- trained claims on synthetic runs -----------------------------------------------------------------------
@@ -303,8 +303,13 @@ def test_random_claims_judge_models_against_their_own_balance(tmp_path):
     assert positive.verdict == "reproduced" and positive.units["count"] == 12
     v2 = next(h for h in positive.history if h["version"] == 2)
     assert "(n=24)" in v2["measured"]
-    # 0/12 with K_0 = 0 cannot put the Wilson upper bound under 0.05: inconclusive, not reproduced
-    assert claims["measure-zero"].verdict == "inconclusive"
+    # 0/24 with K_0 = 0, where the near-balanced models' same-balance functions have K_0 = 0 with
+    # probability ≈ 0.37: v3 (against the null) reproduces; v2's 0/24 cannot put the Wilson upper bound
+    # under 0.05 (inconclusive)
+    measure = claims["measure-zero"]
+    assert measure.verdict == "reproduced" and measure.details["rule"]["paired"] is True
+    assert measure.details["rule"]["difference"]["value"] == pytest.approx(-0.18, abs=0.03)
+    assert {h["version"]: h["verdict"] for h in measure.history}[2] == "inconclusive"
     # counting the 12 constant models too (the pre-engine choice) still leaves 24 units < 0.05 bound
     assert claims["measure-zero"].history[-1]["verdict"] in VERDICTS
 
@@ -336,12 +341,16 @@ def test_bound_is_judged_only_where_the_bound_is_small_against_2_to_the_n(tmp_pa
                          {"rows": rows}, None, 1.0)  # fmt: skip
 
     # L1 D12 at N = 10: bound 10^0.5 = 3.2 (0.3% of 2^10), met by K_0 = 5; L1 D16: bound 316 (31%), missed
+    # their same-balance functions meet it with probability 1 (the rows' ctrl_meets_bound): v4 is vacuous,
+    # v3 (the rate alone) read reproduced on the same data
     report = analyse_records(STUDY, [cell(12, 5, 100), cell(16, 5, 100)], QUICK, tmp_path)
     bound = next(c for c in report.claims if c.id == "volume/bound")
-    assert bound.verdict == "reproduced" and bound.units["count"] == 100
+    assert bound.verdict == "vacuous" and "met by the null alone" in bound.measured
     assert "1 of 2 (L, D, N) cells judged" in bound.measured and "L1 D12 N10" in bound.measured
+    history = {h["version"]: h["verdict"] for h in bound.history}
+    assert history[3] == "reproduced"
     # v2 judged every cell with 1 ≤ bound ≤ 2^N: 100/200 meet it, not reproduced
-    assert {h["version"]: h["verdict"] for h in bound.history}[2] == "not reproduced"
+    assert history[2] == "not reproduced"
 
 
 def test_cited_embeddings_redraw_only_the_embeddings():
@@ -389,3 +398,122 @@ def test_one_bit_change_reads_the_worst_flip_and_offers_the_mean(tmp_path):
     mean = next(r for r in flip.robustness if r["alternative"] == "statistic=mean")
     assert mean["effect"] == "changed" and mean["verdict"] == "reproduced"  # slope −0.6 < 0.25
     assert flip.regime["inside"] is False  # N ≤ 12 does not reach the asymptotic regime
+
+
+# -- issue 34: the rules against the same-balance null, and the per-N tables ---------------------------------
+def _bound_cell(meets: list[bool], null: list[float]):
+    from learnability.sweep.store import RunRecord
+
+    rows = [{**_row(j, 10, 0.0, 300 + j, 5, 0.2), "meets_bound": m, "ctrl_meets_bound": c}
+            for j, (m, c) in enumerate(zip(meets, null))]  # fmt: skip
+    config = {"n": 10, "init": "uniform", "depth": 1, "width": 12}  # bound 3.2: judged
+    return RunRecord(
+        "b12",
+        "volume/bound/L1D12",
+        "volume.random_profiles",
+        config,
+        "ok",
+        {"rows": rows},
+        None,
+        1.0,
+    )
+
+
+def _bound(tmp_path, meets: list[bool], null: list[float]):
+    report = analyse_records(STUDY, [_bound_cell(meets, null)], QUICK, tmp_path)
+    return next(c for c in report.claims if c.id == "volume/bound")
+
+
+def test_bound_v4_asks_more_than_the_same_balance_null(tmp_path):
+    # every model meets the bound, its same-balance function with probability 0.5: reproduced (both parts)
+    bound = _bound(tmp_path / "a", [True] * 100, [0.5] * 100)
+    assert bound.verdict == "reproduced"
+    assert bound.details["rule"]["part2"]["difference"]["value"] == pytest.approx(0.5)
+    assert "0.5" in bound.control["value"]
+    # every model meets it, the null 0.9 or 1.0 (mean 0.95, not above 0.95: not vacuous): the difference
+    # 0.05 [0.04, 0.06] does not clear 0.05, so v4 is inconclusive where v3 (the rate alone) reproduced
+    bound = _bound(tmp_path / "b", [True] * 100, [0.9, 1.0] * 50)
+    assert bound.verdict == "inconclusive"
+    assert {h["version"]: h["verdict"] for h in bound.history}[3] == "reproduced"
+    # the null meets it more often than the models (0.94 vs 0.8): not reproduced, both parts
+    bound = _bound(tmp_path / "c", [True] * 80 + [False] * 20, [0.94] * 100)
+    assert bound.verdict == "not reproduced"
+    assert bound.details["rule"]["part2"]["difference"]["hi"] < 0
+    # the null alone clears 0.95 (0.97 for every model): vacuous, whatever the models do
+    bound = _bound(tmp_path / "d", [True] * 100, [0.97] * 100)
+    assert bound.verdict == "vacuous" and "met by the null alone" in bound.measured
+
+
+def _excess_records(rate_at: dict[int, float], models: int = 40):
+    """Near-balanced models at each N (same-balance P(K_0 > 0) ≈ 0.6): a share `rate_at[N]` has K_0 > 0."""
+    out = []
+    for n, rate in rate_at.items():
+        rows = []
+        for j in range(models):
+            k0 = 3 if j < round(rate * models) else 0
+            rows.append({**_row(j, n, 0.0, 2 ** (n - 1) + j % 3, k0, 0.3), "n": n})
+        out.append(_profile_record("uniform", n, rows))
+    return out
+
+
+def test_k0_positive_reads_the_largest_n_and_the_trend_reads_every_n(tmp_path):
+    # K_0 > 0 in every model at N = 6 and 8 (excess ≈ +0.4), in 60% at N = 10 (excess ≈ 0): the pooled v3
+    # reproduces, v4 at N = 10 does not, and the slope of the excess over N (≈ −0.1 per bit) fails the trend
+    records = _excess_records({6: 1.0, 8: 1.0, 10: 0.6})
+    report = analyse_records(STUDY, records, QUICK, tmp_path / "a")
+    claims = {c.id.split("/")[1]: c for c in report.claims}
+    positive = claims["k0-positive"]
+    assert positive.verdict == "inconclusive" and positive.units["count"] == 40
+    assert abs(positive.details["rule"]["difference"]["value"]) < 0.05
+    assert {h["version"]: h["verdict"] for h in positive.history}[3] == "reproduced"
+    trend = claims["k0-excess-trend"]
+    assert trend.verdict == "not reproduced" and trend.units["count"] == 120
+    assert trend.details["rule"]["slope"]["value"] == pytest.approx(-0.1, abs=0.02)
+    # an excess that grows with N (≈ 0.23 at N = 6 and 8, 0.4 at N = 10): reproduced
+    rising = analyse_records(
+        STUDY, _excess_records({6: 0.8, 8: 0.9, 10: 1.0}), QUICK, tmp_path / "b"
+    )
+    claims = {c.id.split("/")[1]: c for c in rising.claims}
+    assert (
+        claims["k0-excess-trend"].verdict == "reproduced"
+        and claims["k0-positive"].verdict == "reproduced"
+    )
+    # the per-N table: one 'all' row per N with the known counts and the paired difference
+    table = next(t for t in report.tables if t.title.startswith("k0-positive per N"))
+    rows = {(r[0], r[1], r[2]): r for r in table.rows}
+    assert rows[(10, "all", "all")][3:5] == [40, "24/40"] and rows[(6, "all", "all")][4] == "40/40"
+    at10 = [r for r in records[2].metrics["rows"]]
+    expected = sum(float(r["k0"] > 0) - r["ctrl_k0_positive"] for r in at10) / 40
+    assert rows[(10, "all", "all")][6].value == pytest.approx(expected)
+    assert rows[(10, "L1D16", "uniform")][3] == 40
+
+
+def test_measure_zero_table_counts_dictators_per_n(tmp_path):
+    from learnability.studies.base import StudyResults
+    from learnability.studies.volume.evidence import dictator, rows
+    from learnability.studies.volume.exhibits import measure_zero_table
+
+    records = []
+    for n in (6, 8):
+        base = [_row(j, n, 0.0, 2 ** (n - 1) + j, 2, 0.3) for j in range(20)]
+        # at N = 6 three K_0 = 0 models, two of them dictators (s = 1 on all 2^N strings); none at N = 8
+        if n == 6:
+            base[0] = {**base[0], "k0": 0, "profile": [0, 64] + [0] * 5}
+            base[1] = {**base[1], "k0": 0, "profile": [0, 64] + [0] * 5}
+            base[2] = {**base[2], "k0": 0, "profile": [0, 32, 32] + [0] * 4}
+        records.append(_profile_record("gaussian", n, [{**r, "n": n} for r in base]))
+    random = rows(StudyResults(records, QUICK, "volume"), "random")
+    assert sum(dictator(r) for r in random) == 2
+    table = measure_zero_table(random)
+    assert table is not None
+    by = {(r[0], r[1]): r for r in table.rows}
+    assert by[(6, "all")][2:5] == [20, "3/20", 2] and by[(8, "all")][2:5] == [20, "0/20", 0]
+    null6 = sum(1 - r.ctrl_k0_positive for r in random if r.n == 6) / 20
+    assert float(by[(6, "all")][5]) == pytest.approx(null6, abs=5e-4)
+    assert by[(6, "all")][6].value == pytest.approx(3 / 20 - null6)
+    # the claim reads the largest N (8) and names the dictators among its K_0 = 0 models in its notes
+    report = analyse_records(STUDY, records, QUICK, tmp_path)
+    claim = next(c for c in report.claims if c.id == "volume/measure-zero")
+    assert "0 with K_0 = 0, of which 0 dictators" in claim.measured
+    n_all = next(r for r in claim.robustness if r["alternative"] == "n=all")
+    assert "(n=40)" in n_all["measured"]

@@ -162,10 +162,27 @@ def skew_evidence(results: StudyResults, choices: Choices) -> Evidence:
     return Evidence(_paired(picked, lambda r: r.s_mean, lambda r: r.ctrl_s_mean), notes=notes)
 
 
+def dictator(r: Row) -> bool:
+    """s = 1 on every decided string: a dictator x_i or its negation (no other function has that profile)."""
+    total = sum(r.profile)
+    return total > 0 and len(r.profile) > 1 and r.profile[1] == total
+
+
+def informative(picked: list[Row], room: float) -> list[Row]:
+    """k0-positive's models: those whose same-balance P(K_0 > 0) is at most `room` (their balance leaves room)."""
+    return [r for r in picked if r.ctrl_k0_positive <= room]
+
+
+def _depth(picked: list[Row], choices: Choices) -> list[Row]:
+    depth = choices.get("depth", "all")
+    return picked if depth == "all" else [r for r in picked if r.depth == int(depth)]
+
+
 def k0_positive_evidence(results: StudyResults, choices: Choices) -> Evidence:
-    """v3: only models whose own balance leaves room (same-balance P(K_0 > 0) ≤ `informative`)."""
+    """v3: only models whose own balance leaves room (same-balance P(K_0 > 0) ≤ `informative`); v4: at the
+    largest N (choice `n`), v3 pooled every N."""
     room = float(choices.get("informative", results.params.informative))
-    picked = [r for r in _pick(results, choices) if r.ctrl_k0_positive <= room]
+    picked = informative(_depth(_pick(results, choices), choices), room)
     if not picked:
         return _missing(f"models whose same-balance P(K_0 > 0) ≤ {room:g}")
     obs = _paired(picked, lambda r: float(r.k0 > 0), lambda r: r.ctrl_k0_positive)
@@ -179,13 +196,38 @@ def k0_positive_evidence(results: StudyResults, choices: Choices) -> Evidence:
     return Evidence(obs, notes=notes)
 
 
+EXCESS = "excess"  # a model's 1[K_0 > 0] minus its same-balance P(K_0 > 0): the paired difference, per model
+
+
+def k0_excess_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    """k0-excess-trend: each informative model's paired difference 1[K_0 > 0] − same-balance P(K_0 > 0) at its
+    N (fresh models per N: one unit at one N), every N."""
+    room = float(choices.get("informative", results.params.informative))
+    picked = informative(_depth(_pick(results, choices, n="all"), choices), room)
+    if not picked:
+        return _missing(f"models whose same-balance P(K_0 > 0) ≤ {room:g}")
+    obs = [Obs(r.unit, float(r.k0 > 0) - r.ctrl_k0_positive, float(r.n), EXCESS) for r in picked]
+    by_n = group_by(picked, lambda r: r.n)
+    per_n = ", ".join(f"N = {n}: {stats.mean_ci([float(r.k0 > 0) - r.ctrl_k0_positive for r in rs]).fmt()}"
+                      for n, rs in sorted(by_n.items()))
+    return Evidence(obs, notes=f"same-balance P(K_0 > 0) ≤ {room:g}; paired difference by N: {per_n}; "
+                    f"{_describe(picked, results, {**choices, 'n': 'all'})}")
+
+
 def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
+    """v3: each model's 1[K_0 = 0] beside its same-balance P(K_0 = 0) (a Contrast); v2 read the first group
+    alone against 5%. The notes count how many K_0 = 0 models are dictators."""
     picked = _pick(results, choices)
     if not picked:
         return _missing("models")
     ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked], (0.0, 1.0))
+    hits = [r for r in picked if r.k0 == 0]
+    dictators = sum(dictator(r) for r in hits)
+    notes = (f"{_describe(picked, results, choices)}; {len(hits)} with K_0 = 0, of which {dictators} dictators "
+             "(s = 1 on every string)")
     return Evidence(_paired(picked, lambda r: float(r.k0 == 0), lambda r: 1 - r.ctrl_k0_positive),
-                    notes=_describe(picked, results, choices), details={"same_balance_k0_zero": ctrl.value},
+                    notes=notes, details={"same_balance_k0_zero": ctrl.value, "k0_zero": len(hits),
+                                          "dictators": dictators},
                     control=f"same-balance random functions: mean P(K_0 = 0) {ctrl.fmt()}")
 
 
@@ -200,6 +242,7 @@ def growth_evidence(results: StudyResults, choices: Choices) -> Evidence:
     return Evidence(obs, notes=_describe(kept, results, {**choices, "n": "all"}))
 
 
+BOUND_RATE = 0.95  # bound: the share of models the rule asks to meet the bound (its Rate's upper edge)
 CELLS = {  # which (L, D, N) cells Theorem 4.5 is judged in, by the rule version that reads them
     "small": (1.0, BOUND_SHARE),  # v3: 1 ≤ bound ≤ 1% of 2^N (the theorem's "N large enough")
     "non-trivial": (1.0, 1.0),  # v2: 1 ≤ bound ≤ 2^N
@@ -222,6 +265,10 @@ def bound_evidence(results: StudyResults, choices: Choices) -> Evidence:
     if not picked:
         return _missing("non-constant models in the judged cells")
     ctrl = stats.mean_ci([r.ctrl_meets_bound for r in picked], (0.0, 1.0))
+    if choices.get("null_check", "vacuous when met") == "vacuous when met" and ctrl.lo > BOUND_RATE:
+        return Evidence(vacuous=f"same-balance random functions meet the bound with mean probability {ctrl.fmt()}, "
+                        f"above the {BOUND_RATE:g} the rule asks: the check is met by the null alone; {summary}",
+                        control=f"same-balance random functions: mean P(K_0 ≥ bound) {ctrl.fmt()}")
     return Evidence(_paired(picked, lambda r: float(r.meets_bound), lambda r: r.ctrl_meets_bound),
                     notes=f"{summary}; {len(picked)} models", details={"cells": [list(c) for c in sorted(judged)]},
                     control=f"same-balance random functions: mean P(K_0 ≥ bound) {ctrl.fmt()}")

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from learnability import stats
 from learnability.studies import (
     Figure,
     Histogram,
@@ -20,7 +21,14 @@ from learnability.studies import (
     group_by,
     mean_series,
 )
-from learnability.studies.volume.evidence import Row, rows, select, trained_runs
+from learnability.studies.volume.evidence import (
+    Row,
+    dictator,
+    informative,
+    rows,
+    select,
+    trained_runs,
+)
 from learnability.studies.volume.plan import BOUND_SHARE, INIT_SCHEMES, PROTOCOL, TRAINED_FUNCTIONS
 from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM
 
@@ -120,6 +128,60 @@ def spectra_figure(random: list[Row], results: StudyResults) -> Figure | None:
         claims=("skew", "k0-positive", "k0-growth"))
 
 
+def _diff(rs: list[Row], model: Any, null: Any) -> stats.Estimate:
+    """The paired difference model − null over `rs` (one model, one unit): mean and 95% interval."""
+    return stats.mean_ci([model(r) - null(r) for r in rs])
+
+
+def k0_positive_table(random: list[Row], room: float) -> Table | None:
+    """k0-positive and k0-excess-trend per N and per architecture (issue 34): informative non-constant project
+    models (same-balance P(K_0 > 0) ≤ `room`, eps = 0, ξ = 0); for each N every model, then each (L, D), then
+    each (L, D, init)."""
+    kept = informative(select(random), room)
+    if not kept:
+        return None
+    out = []
+    for n, at in sorted(group_by(kept, lambda r: r.n).items()):
+        groups = [("all", "all", at)]
+        groups += [(f"L{d}D{w}", "all", rs) for (d, w), rs in sorted(group_by(at, lambda r: (r.depth, r.width)).items())]
+        groups += [(f"L{d}D{w}", init, rs) for (d, w, init), rs in
+                   sorted(group_by(at, lambda r: (r.depth, r.width, r.init)).items())]
+        for arch, init, rs in groups:
+            out.append([n, arch, init, len(rs), f"{sum(r.k0 > 0 for r in rs)}/{len(rs)}",
+                        f"{np.mean([r.ctrl_k0_positive for r in rs]):.3f}",
+                        _diff(rs, lambda r: float(r.k0 > 0), lambda r: r.ctrl_k0_positive)])
+    return Table("k0-positive per N and architecture: K_0 > 0 against the same-balance null",
+                 ["N", "(L, D)", "init", "informative models", "K_0 > 0", "same-balance mean P(K_0 > 0)",
+                  "paired difference [95%]"], out,
+                 f"Non-constant project models, eps = 0, ξ = 0, whose same-balance P(K_0 > 0) ≤ {room:g} (the models "
+                 "k0-positive reads; it judges the largest N, k0-excess-trend the slope of the paired difference over "
+                 "N). Each model is one unit at one N; the difference is the mean of 1[K_0 > 0] − same-balance "
+                 "P(K_0 > 0) over the row's models, with its t interval.")
+
+
+def measure_zero_table(random: list[Row]) -> Table | None:
+    """measure-zero per N (and per (L, D)): non-constant project models at eps = 0, ξ = 0 — how many compute
+    K_0 = 0, how many of those are dictators, the same-balance null's P(K_0 = 0) and the paired difference."""
+    kept = select(random)
+    if not kept:
+        return None
+    out = []
+    for n, at in sorted(group_by(kept, lambda r: r.n).items()):
+        groups = [("all", at)]
+        groups += [(f"L{d}D{w}", rs) for (d, w), rs in sorted(group_by(at, lambda r: (r.depth, r.width)).items())]
+        for arch, rs in groups:
+            hits = [r for r in rs if r.k0 == 0]
+            out.append([n, arch, len(rs), f"{len(hits)}/{len(rs)}", sum(dictator(r) for r in hits),
+                        f"{np.mean([1 - r.ctrl_k0_positive for r in rs]):.3f}",
+                        _diff(rs, lambda r: float(r.k0 == 0), lambda r: 1 - r.ctrl_k0_positive)])
+    return Table("measure-zero per N: K_0 = 0 against the same-balance null",
+                 ["N", "(L, D)", "non-constant models", "K_0 = 0", "of which dictators",
+                  "same-balance mean P(K_0 = 0)", "paired difference [95%]"], out,
+                 "Non-constant project models, eps = 0, ξ = 0, every init; measure-zero judges the largest N. A "
+                 "dictator is a function with s = 1 on every string (x_i or its negation). The difference is the "
+                 "mean of 1[K_0 = 0] − same-balance P(K_0 = 0), with its t interval.")
+
+
 def lengths_figure(lengths: list[Row]) -> Figure | None:
     if not lengths:
         return None
@@ -163,5 +225,6 @@ def exhibits(results: StudyResults, plan: Plan[Any]) -> list[Any]:
                       "under every eps and margin of its cell; the same-balance control of each is computed from "
                       "its own accept/reject counts.", *init_exhibits(random)]
     items = (bound_table(bound), spectra_figure(random, results),
+             k0_positive_table(random, float(plan.params.informative)), measure_zero_table(random),
              lengths_figure(lengths), trained_table(results))
     return out + [item for item in items if item is not None]

@@ -49,7 +49,7 @@ def sweeps(plan: Plan[VolumeParams]) -> list[Sweep]:
         {"heads": 2, "control_draws": p.control_draws, "depth": depth, "width": width, "models": p.length_models,
          "ns": list(p.length_ns),
          "eps": list(p.length_eps), "directions": p.directions, **VARIANTS["project"]},
-        {"init": list(INIT_SCHEMES)}, seeds=[p.seed + 2],
+        {"init": list(INIT_SCHEMES)}, seeds=[p.length_seed],
     ))
     out.append(Sweep(f"{STUDY}/{CONTROL}", "volume.random_functions", {"count": p.control_count},
                      {"n": sorted(set(p.ns) | set(p.bound_ns))}, seeds=[0]))
