@@ -9,8 +9,8 @@ from functools import partial
 from typing import Any
 
 from learnability.studies import (  # isort: skip
-    PRE_ENGINE, AllOf, Alternative, Band, Choice, Claim, Contrast, Control, Mean, Plan, Regime, Revision, Trend, Units,
-    above, below, pre_engine)  # fmt: skip
+    PRE_ENGINE, AllOf, Alternative, Band, Choice, Claim, Contrast, Control, Mean, Plan, Rate, Regime, Revision, Trend,
+    Units, above, below, pre_engine)  # fmt: skip
 from learnability.studies.random_transformers import evidence as ev
 
 from learnability.studies.random_transformers.plan import LABELS, PAPER_PARAMS, RandomParams, paper_gpu_hours, task_size  # isort: skip  # fmt: skip
@@ -26,6 +26,8 @@ METRIC = Choice("metric", "test", ("fresh",),
                 "for robustness (it carried half this study's 'robust' labels before)", counts=False)
 LOG2 = math.log10(2)
 V2 = "2026-11-30"  # the engine's rules (issue 16), revised in this round (issue 21)
+ROUND5 = "2026-12-03"  # issue 34: mod-add as a rate of restarts, memorisation bits from the loss, subspace per task
+GEN = f"held-out accuracy ≥ {ev.GENERALISES:g}"
 
 
 def _regime(claimed: str, checked: str, inside: bool, needs: str, sweeps: str) -> Regime:
@@ -41,31 +43,58 @@ def _solve_rule(accuracy: Band, over_chance: Band, labels: dict[str, str], versi
                  version=version, date=V2 if version == 2 else "2026-12-01")
 
 
+# rule v4's band on the share of restarts that generalise: above one half (the paper's median) to reproduce; below
+# 0.35 not reproduced, so that 8 restarts of which none generalises (Wilson upper edge 0.32) can read it
+RATE_BAND = above(0.35, 0.5)
+
+
+def _rate_rule(labels: dict[str, str], rate: Band = RATE_BAND, version: int = 4) -> AllOf:
+    """Modular addition (v4): the share of restarts that generalise (Wilson interval) above one half — the
+    paper's median of restarts — and mean accuracy above the chance line of the same rows."""
+    return AllOf((Rate("generalises", rate, what=f"share of restarts that generalise ({GEN})", labels=labels),
+                  Contrast("random", "chance", above(0.1, 0.2), what="accuracy", labels=labels, bounds=(0.0, 1.0))),
+                 version=version, date=ROUND5)
+
+
+MOD_ADD_WHY = ("mean accuracy over 4 restarts against 0.9 (v3), on an outcome that is bimodal — a restart generalises "
+               "(0.88–1 held out) or only memorises (0.1–0.3): seeds 5–8 read 1.000, 1.000, 0.302, 0.953, so 8 seeds "
+               "gave 0.898 [0.696, 1], inconclusive, and 35 of the 70 subsets of 4 read reproduced; the rate of "
+               "restarts that generalise, as the paper's median of restarts does, is judged instead on 8 fresh seeds")
+
+
 def _solves(plan: Plan[RandomParams], task: str) -> Claim:
     t, size = plan.params.tasks[task], task_size(PAPER_PARAMS.tasks[task].config)
     labels = {"random": f"random width {t.wide}", "chance": "copy baseline E[1/m]" if task == "needle" else
               "chance line (best input-blind predictor)"}
     scoring = (Choice("scoring", "published", ("full",), "the published metric never scores the first answer "
                       "digit; the full metric scores every digit and the stop"),) if task == "decimal_add" else ()
+    rate = task == "mod_add"
+    labels["generalises"] = f"random width {t.wide}"
+    v3 = _solve_rule(above(0.8, 0.9), above(0.1, 0.2), labels, version=3)
+    solved = (f"most restarts generalise (the share of restarts with {GEN}, Wilson interval, above one half: the "
+              "paper's median) and mean accuracy lies well above the chance line" if rate else
+              "mean accuracy over restarts above 0.9 and well above the chance line")
     return Claim(
         slug=SLUGS[task],
         title=f"Random transformers solve {LABELS[task]}",
         statement=f"A random transformer of width {t.wide} (embeddings and unembedding trained, everything else frozen "
-        f"at initialisation) solves {LABELS[task]} (mean accuracy over restarts above 0.9 and well above the chance "
-        "line, the best input-blind predictor's score under the same scoring), beside a fully trained baseline that "
-        "solves it in the same pipeline.",
+        f"at initialisation) solves {LABELS[task]} ({solved}, the chance line being the best input-blind predictor's "
+        "score under the same scoring), beside a fully trained baseline that solves it in the same pipeline.",
         paper_statement="At width 1024, random transformers reach 100% on modular addition, needle-in-a-haystack, decimal "
         "addition and parenthesis balancing (median of 10 restarts; Zhong & Andreas 2024, Fig. 2).",
         evidence=partial(ev.solves, plan.params, task),
-        rule=_solve_rule(above(0.8, 0.9), above(0.1, 0.2), labels, version=3),
+        rule=_rate_rule(labels) if rate else v3,
         units=SEEDS,
         control=Control("chance line of the same rows and scoring: the best input-blind predictor"
                         + (" or, higher, copying a random value in context" if task == "needle" else "")
                         + " (and the fully trained baseline's gate)", group="chance"),
         choices=(METRIC, *scoring),
-        alternatives=(Alternative("stricter band (accuracy above 0.95, 0.3 above chance)",
-                                  rule=_solve_rule(above(0.9, 0.95), above(0.2, 0.3), labels)),),
-        history=(Revision(_solve_rule(above(0.8, 0.9), above(0.1, 0.2), labels, version=2), V2,
+        alternatives=(Alternative("stricter rate (Wilson interval above 0.65)",
+                                  rule=_rate_rule(labels, above(0.5, 0.65), version=1)),) if rate else
+        (Alternative("stricter band (accuracy above 0.95, 0.3 above chance)",
+                     rule=_solve_rule(above(0.9, 0.95), above(0.2, 0.3), labels)),),
+        history=(*[Revision(v3, ROUND5, MOD_ADD_WHY)] * rate,
+                 Revision(_solve_rule(above(0.8, 0.9), above(0.1, 0.2), labels, version=2), V2,
                           "chance lines 1/p, the copy line, the majority answer and 0.1 per digit — not the best "
                           "input-blind predictor under the claim's scoring", {"chance": "v2"}),
                  pre_engine(Mean("random", above(0.9499, 0.95), what="accuracy", labels=labels, version=1, date=PRE_ENGINE),
@@ -141,31 +170,45 @@ def _subspace(plan: Plan[RandomParams]) -> Claim:
     v2 = AllOf((*parts, Contrast("trained ratio", "null ratio", above(math.log10(1.2), math.log10(1.5)),
                                  kind_of="log10_ratio", what="PC/neuron ratio")), version=2, date=V2)
     p = plan.params
+    v3 = AllOf(parts, version=3, date="2026-12-01")
+    tasks = tuple(p.tasks)
+    task_labels = {f"{g} {t}": f"{labels[g]}, {LABELS[t]}" for g in labels for t in tasks}
+    # v4: each task on its own, the trained network against the same network at initialisation on the same probe
+    # rows (part (1) of v3, against the isotropic null, is passed by the untrained network: printed, not judged)
+    v4 = AllOf(tuple(Contrast(f"trained {t}", f"init {t}", above(0.0, 0.05), what=frac, labels=task_labels,
+                              bounds=(0.0, 1.0)) for t in tasks), version=4, date=ROUND5)
     return Claim(
         slug="subspace",
         title="Random transformers work in low-dimensional subspaces",
-        statement="On the tasks they solve, trained random transformers' hidden states (layers ≥ 1) put more variance "
-        "in their top-10 principal components than an isotropic sample of the same shape and than the same "
-        "network at initialisation on the same rows: training selects a low-dimensional subspace. (That PCs hold far "
-        "more than neurons is reported, not judged: the untrained network shows it as well.)",
+        statement="On every task they solve, judged task by task, trained random transformers' hidden states (layers "
+        "≥ 1) put more variance in their top-10 principal components than the same network at initialisation on "
+        "the same probe rows: training selects a low-dimensional subspace. (That they hold far more than an isotropic "
+        "sample of the same shape, and that PCs hold far more than neurons, is reported, not judged: the untrained "
+        "network shows both.)",
         paper_statement="Embedding-only training works by selecting low-dimensional subspaces of the random "
         "network's representations rather than sparse sets of neurons (Zhong & Andreas 2024, §6).",
         evidence=partial(ev.subspace, p),
-        rule=AllOf(parts, version=3, date="2026-12-01"),
-        units=Units("(task, seed)", min_per_cell=2, note="layers ≥ 1 averaged within a model"),
-        control=Control("isotropic Gaussian rows of the same shape, and the same network at init", group="init"),
+        rule=v4,
+        units=Units("initialisation (seed)", min_per_cell=2, note="per task; layers ≥ 1 averaged within a model"),
+        control=Control("the same network at initialisation on the same probe rows, per task (shown: the first "
+                        "task's)", group=f"init {tasks[0]}"),
         choices=(Choice("k", 10, (4,), "how many components / neurons"),
                  Choice("tasks", "solved", ("all",),
                         "only solved tasks say how a task is solved; all = every task whose baseline works"),
                  Choice("layers", "all", ("last",), "every layer ≥ 1, or only the last")),
-        history=(Revision(v2, V2, "part (3), the PC/neuron ratio against the isotropic null, is passed by the untrained "
+        history=(Revision(v3, ROUND5, "tasks pooled as (task, seed) units although they disagree (quick store of stop "
+                          "31: trained minus init +0.31 modular addition, +0.15 decimal, 0 brackets, −0.33 needle), and "
+                          "part (1), trained minus the isotropic null, is passed by the untrained network on the same "
+                          "rows (0.72 at init against a null of 0.07): each task is now judged on its own against the "
+                          "network at initialisation", {"view": "pooled"}),
+                 Revision(v2, V2, "part (3), the PC/neuron ratio against the isotropic null, is passed by the untrained "
                           "network (ratio 8–11 at initialisation, 7–10 after training): it says nothing about training",
-                          {"ratio": True}),
+                          {"ratio": True, "view": "pooled"}),
                  pre_engine(AllOf((Mean("trained", above(0.4999, 0.5), what=frac, labels=labels),
                                    Mean("trained ratio", above(1.9999, 2.0), what="PC/neuron ratio", labels=labels)),
                                   version=1, date=PRE_ENGINE),
                             ": median top-10 PC fraction ≥ 0.5 and PC/neuron ratio ≥ 2 on solved tasks, no null",
-                            {"ratio": True})),
+                            {"ratio": True, "view": "pooled"})),
         regime=_regime("width-1024 random transformers on the tasks they solve", "width "
                        f"{', '.join(sorted({str(t.wide) for t in p.tasks.values()}))} on the quick tasks they solve",
                        min(t.wide for t in p.tasks.values()) >= 1024, "width 1024", "acc-"),
@@ -186,26 +229,33 @@ def _memorisation(plan: Plan[RandomParams]) -> Claim:
         title="Random transformers memorise less efficiently",
         statement="On a random lookup table in the published token format (x, y + n → value), fully trained "
         "transformers store at least twice as many bits per trainable parameter as random transformers of the same "
-        "shape (paired by seed), bits counted by a lower bound: Fano's inequality on the hit rate, I ≥ N·(log2 M − "
-        "h(e) − e·log2(M − 1)), which credits nothing at chance and only a little near it.",
+        "shape (paired by seed), bits counted by a lower bound from the models' cross-entropy on the table: the "
+        "values are uniform, so I ≥ N·log2 M − Σ CE in bits (N items, M values).",
         paper_statement="Random transformers store 0.41 bits per trainable parameter, fully trained ones 2.88 "
         "(Zhong & Andreas 2024, §5.1).",
         evidence=ev.memorisation,
-        rule=ratio(math.log10(1.5), LOG2, version=3, date="2026-12-01"),
+        rule=ratio(math.log10(1.5), LOG2, version=4, date=ROUND5),
         units=PAIRED_SEEDS,
         control=Control("the random transformer of the same seed and shape", group="random"),
-        choices=(Choice("bits", "fano", ("published",), "the published measure credits every hit with log2 M bits, "
-                        "chance hits included"),),
+        choices=(Choice("bits", "loss", ("fano", "published"), "Fano's bound on the hit rate is loose near chance "
+                        "(a hit is worth 0.70 bits at 2.5% recall, 2.0 at 7.5%); the published measure credits every "
+                        "hit with log2 M bits, chance hits included"),),
         alternatives=(Alternative("ratio ≥ 4", rule=ratio(math.log10(3), math.log10(4))),),
-        history=(Revision(ratio(math.log10(1.5), LOG2, version=2, date=V2), V2, "bits = (hits − N/M) · log2 M, not a "
+        history=(Revision(ratio(math.log10(1.5), LOG2, version=3, date="2026-12-01"), ROUND5, "bits by Fano's "
+                          "inequality on the hit rate: a valid bound, but its slack near chance differs between the "
+                          "models (a correct recall is worth 0.70 bits at the random models' 2.5% recall, 2.0 at the "
+                          "fully trained models' 7.5%), which made the 4× ratio; the cross-entropy bound gave 1.75× "
+                          "[1.42, 2.17] on seeds 1–7", {"bits": "fano"}),
+                 Revision(ratio(math.log10(1.5), LOG2, version=2, date=V2), V2, "bits = (hits − N/M) · log2 M, not a "
                           "lower bound at 2–8% recall: storing only each x's most common value (≤ 896 bits) gets more "
                           "hits than a random model credited 2,100 bits", {"bits": "chance-corrected"}),
                  pre_engine(ratio(LOG2 - 1e-6, LOG2, version=1, date=PRE_ENGINE), ": ratio ≥ 2 of uncorrected bits",
                             {"bits": "published"})),
         regime=_regime(f"width {pm.width} on a {pm.config['n_keys']}² table trained to capacity ({pm.full.steps:,} steps × "
                        f"{pm.full.batch:,})", f"width {m.width} on a {m.config['n_keys']}² table, {m.full.steps:,} (fully "
-                       f"trained) / {m.random.steps:,} (random) steps × {m.full.batch:,}", m == pm,
-                       "the published table and budget", "memorise"),
+                       f"trained) / {m.random.steps:,} (random) steps × {m.full.batch:,}, far from capacity (the fully "
+                       "trained models' share of it: the card's notes)", m == pm,
+                       "the published table and budget, trained to capacity", "memorise"),
         replicate=("memorise",),
     )
 

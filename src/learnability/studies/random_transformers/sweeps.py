@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from learnability.studies import Plan, Sweep
-from learnability.studies.random_transformers.plan import ABLATIONS, RandomParams
+from learnability.studies.random_transformers.plan import ABLATIONS, RandomParams, task_seeds
 
 JOB = "random.run"
 
@@ -28,11 +28,11 @@ def _gpt(p: RandomParams, width: int, layers: int | None = None, heads: int | No
 
 def sweeps(plan: Plan[RandomParams]) -> list[Sweep]:
     p = plan.params
-    seeds, baseline = list(p.seeds), list(p.baseline_seeds or p.seeds)
+    baseline = list(p.baseline_seeds or p.seeds)
     probe = {"probe_rows": p.probe_rows, "subspace_k": list(p.subspace_k)}
     out: list[Sweep] = []
     for name, t in p.tasks.items():
-        task = dict(t.config)
+        task, seeds = dict(t.config), list(task_seeds(p, name))
         probes = ["subspace", *{"needle": ["attention"], "mod_add": ["embedding_pcs"]}.get(name, [])]  # fmt: skip
         out += [
             Sweep(f"random/acc-{name}", JOB, seeds=seeds, grid={"model.d_model": sorted(t.random_widths, reverse=True)},
@@ -63,7 +63,7 @@ def sweeps(plan: Plan[RandomParams]) -> list[Sweep]:
             Sweep("random/lm-full", JOB, seeds=seeds, grid={"model.d_model": list(lm.full_widths)},
                   base={**base, "model": {**model, "d_model": lm.full_widths[0]}, "train": lm.full.train("full")}),
         ]  # fmt: skip
-    out.append(Sweep("random/circuit", JOB, seeds=seeds,
+    out.append(Sweep("random/circuit", JOB, seeds=list(p.circuit_seeds or seeds),
                      base={"task": dict(c.config), "model": {"arch": "gpt", "unembedding_bias": False, **c.student},
                            "train": c.random.train("embeddings")},
                      grid={"task.target_width": list(c.targets),
