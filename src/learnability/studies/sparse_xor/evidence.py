@@ -276,7 +276,7 @@ def kinds_many_steps(results: StudyResults, choices: Choices) -> Evidence:
         return kinds
     k, coarse = int(choices["within"]), 1.0 if choices.get("eta_grid") == "1_per_decade" else None
     steps = {r.run_id: steps_to_success(r, coarse) for rs in kinds.values() for r in rs}
-    obs = [Obs(draw(r), float(steps[r.run_id] is not None and steps[r.run_id] <= k), None, kind)
+    obs = [Obs(draw(r), float((n := steps[r.run_id]) is not None and n <= k), None, kind)
            for kind, rs in kinds.items() for r in rs]
     rs0 = next(iter(kinds.values()))
     n_eta = sum(coarse is None or abs(g - round(g)) < 1e-9 for g in rs0[0].metrics["log10_eta"])
