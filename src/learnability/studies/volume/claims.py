@@ -51,6 +51,7 @@ BELOW_5 = ("v2 asked fewer than 5% with K_0 = 0, which the same-balance null mee
 MET_BY_NULL = ("v3 asked ≥ 95% of models to meet the bound, which their same-balance random functions meet with "
                "probability 0.79–0.96 per cell (0.867 pooled on seed 11): v4 also asks more than the null, and is "
                "vacuous where the null alone clears 0.95")
+RATE = (0.0, 1.0)  # a probability's range: the contrasts' printed intervals are cut to it (never a verdict)
 MODELS = Choice("models", "non-constant", ("near-balanced", "all"), "constant models have K_0 = 2^N trivially; "
                 "near-balanced ones (acceptance in [0.25, 0.75]) are where a balance-matched null is least trivial")
 EPS = Choice("eps", 0.0, (1.0, "all"), "eps = 0 is Theorem 4.5's case; 'all' merges a model's eps values into its "
@@ -100,7 +101,7 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
                             "N up to 20 on fixed weights (the paper plan: ≈ 2.6e10 string evaluations)")
     fresh = random_names(p)  # one more seed on them: `models` more models per cell
     depths = tuple(sorted({depth for depth, _ in p.archs}))
-    DEPTH = Choice("depth", "all", depths, "one depth L alone (the effect differs between one- and two-layer models)")
+    by_depth = Choice("depth", "all", depths, "one depth L alone (the effect differs between one- and two-layer models)")
     trained_out = Regime("large N: beyond the moderate N at which the paper reports FIRST (K_0 = 0 too) learned",
                          f"{ns_text}: moderate N, where first-learned judges FIRST", False,
                          "N beyond the largest at which FIRST is learned (the paper plan: N ≤ 30, 20,000 steps)",
@@ -132,12 +133,13 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             paper_statement="Every random transformer computed a function with zero-sensitivity strings "
             "(K_0 > 0), versus ≈ 1 − 1/e of uniformly random functions.",
             evidence=ev.k0_positive_evidence,
-            rule=Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 > 0)", labels=LABELS, version=4, date=ROUND5),
+            rule=Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 > 0)", labels=LABELS, bounds=RATE, version=4,
+                          date=ROUND5),
             units=units, control=BALANCE_CONTROL, regime=random_regime, prior_sd=0.25, replicate=fresh,
             choices=(Choice("n", "largest", ("all",), "every N pooled (v3's reading)"),
                      Choice("informative", p.informative, (0.5,), "how much room the balance must leave"),
                      Choice("models", "non-constant", ("near-balanced",), MODELS.why), EPS, MARGIN, INIT, VARIANT,
-                     DEPTH),
+                     by_depth),
             history=(
                 Revision(Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 > 0)", labels=LABELS, version=3),
                          ROUND5, POOLED, {"n": "all"}),
@@ -159,7 +161,7 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             statement=f"Among non-constant random transformers whose balance leaves room (same-balance P(K_0 > 0) ≤ "
             f"{p.informative:g}), the per-model paired difference 1[K_0 > 0] − same-balance P(K_0 > 0), regressed "
             "on N over every N of the grid, has a slope above −0.005 per bit (not reproduced: below −0.01 per bit, "
-            "a fall that removes a pooled excess of ≈ 0.08 over N = 4–12).",
+            "a fall of the size of the pooled excess over the grid's N).",
             paper_statement="Every random transformer computed a function with zero-sensitivity strings (K_0 > 0), "
             "at every N the paper enumerates: an effect of the architecture should not vanish as N grows.",
             evidence=ev.k0_excess_evidence,
@@ -169,23 +171,24 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             control=Control("same-balance shuffle, subtracted per model: each model's y is its own 1[K_0 > 0] minus "
                             "the P(K_0 > 0) of a random function with its exact accept/reject counts"),
             choices=(Choice("informative", p.informative, (0.5,), "how much room the balance must leave"),
-                     EPS, MARGIN, INIT, VARIANT, DEPTH),
+                     EPS, MARGIN, INIT, VARIANT, by_depth),
         ),
         Claim(
             slug="measure-zero",
             title="Functions without zero-sensitivity strings are rarer among random transformers than balance explains",
             statement="At the largest N, non-constant random transformers compute a function with K_0 = 0 less "
             "often than random functions with their exact acceptance counts: the paired difference of P(K_0 = 0) "
-            "lies below −0.01 (the null's rate is ≈ 0.03). The notes say how many K_0 = 0 models are dictators; the "
+            "lies below −0.01. The notes say how many K_0 = 0 models are dictators; the "
             "table 'measure-zero per N' gives every N.",
             paper_statement="Functions without zero-sensitivity strings (PARITY, FIRST, sparse parity) "
             "occupy a measure-zero set of parameters.",
             evidence=ev.measure_zero_evidence,
-            rule=Contrast(MODEL, CTRL, below(-0.01, 0.0), what="P(K_0 = 0)", labels=LABELS, version=3, date=ROUND5),
+            rule=Contrast(MODEL, CTRL, below(-0.01, 0.0), what="P(K_0 = 0)", labels=LABELS, bounds=RATE, version=3,
+                          date=ROUND5),
             units=units, regime=random_regime, replicate=fresh,
             control=Control("same-balance shuffle: P(K_0 = 0) of a random function with the model's exact "
                             "accept/reject counts", group=CTRL),
-            choices=(MODELS, Choice("eps", 0.0, (1.0,), EPS.why), INIT, VARIANT, N_ALL, DEPTH),
+            choices=(MODELS, Choice("eps", 0.0, (1.0,), EPS.why), INIT, VARIANT, N_ALL, by_depth),
             history=(Revision(Rate(MODEL, below(0.05, 0.2), what="fraction with K_0 = 0", labels=LABELS, version=2),
                               ROUND5, BELOW_5),
                      pre_engine(Rate(MODEL, below(0.05, 0.2), what="fraction with K_0 = 0", labels=LABELS),
@@ -211,13 +214,13 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             statement=f"With eps = 0, at least 95% of non-constant random transformers in (L, D, N) cells whose "
             f"bound N^((D−1)/(2L)−5) (D = d_model) lies between 1 and {BOUND_SHARE:.0%} of 2^N have K_0 ≥ that "
             "bound, and more of them than of random functions with their exact acceptance counts (paired "
-            f"difference above 0.05); vacuous where those random functions alone meet it with probability above "
-            f"{BOUND_RATE:g}.",
+            "difference above 0.05); vacuous where those random functions alone meet it (the 95% interval of "
+            f"their mean probability above {BOUND_RATE:g}).",
             paper_statement="Theorem 4.5: with eps = 0 and N large enough, a random transformer almost "
             "surely has at least N^((D−1)/(2L)−5) zero-sensitivity strings (D the width, L the depth).",
             evidence=ev.bound_evidence,
             rule=AllOf((Rate(MODEL, above(0.9, BOUND_RATE), what="fraction with K_0 ≥ bound", labels=LABELS),
-                        Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 ≥ bound)", labels=LABELS)),
+                        Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 ≥ bound)", labels=LABELS, bounds=RATE)),
                        version=4, date=ROUND5),
             units=units, replicate=bound_names(p),
             control=Control("same-balance shuffle: P(K_0 ≥ bound) of a random function with the model's exact "

@@ -125,7 +125,7 @@ def spectra_figure(random: list[Row], results: StudyResults) -> Figure | None:
         [hist, Panel("zero-sensitivity strings exist", "string length N", "fraction with K_0 > 0",
                      series=pos, ylim=(-0.02, 1.02)),
          Panel("growth of K_0", "string length N", "log2(K_0 + 1)", series=growth)],
-        claims=("skew", "k0-positive", "k0-growth"))
+        claims=("skew", "k0-positive", "k0-excess-trend", "k0-growth"))
 
 
 def _diff(rs: list[Row], model: Any, null: Any) -> stats.Estimate:
