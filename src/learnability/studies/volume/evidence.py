@@ -29,8 +29,10 @@ from learnability.studies.volume.sweeps import BOUND, CONTROL, LENGTHS, RANDOM, 
 
 # fmt: off
 MODEL, CTRL = "model", "same-balance"
+EXCESS = "excess"  # a model's 1[K_0 > 0] minus its same-balance P(K_0 > 0): the paired difference, per model
 LABELS = {MODEL: "random transformers", CTRL: "same-balance random functions",
-          "random functions": "uniformly random functions"}
+          "random functions": "uniformly random functions",
+          EXCESS: "random transformers' 1[K_0 > 0] minus their same-balance P(K_0 > 0)"}
 
 
 @dataclass(frozen=True)
@@ -194,9 +196,6 @@ def k0_positive_evidence(results: StudyResults, choices: Choices) -> Evidence:
     notes = f"same-balance P(K_0 > 0) ≤ {room:g}; {_describe(picked, results, choices)}" + (
         f"; uniformly random functions at N = {top}: K_0 > 0 in {rate} (1 − 1/e = 0.632)" if rate else "")
     return Evidence(obs, notes=notes)
-
-
-EXCESS = "excess"  # a model's 1[K_0 > 0] minus its same-balance P(K_0 > 0): the paired difference, per model
 
 
 def k0_excess_evidence(results: StudyResults, choices: Choices) -> Evidence:
