@@ -253,10 +253,11 @@ QUICK_DEVIATIONS = {
     "fits the training pairs but scores 0.12 and 0.09 on the 43 held-out ones, at ≈ 400 CPU-s a run. Rule v4 (stop "
     "32) judges the rate of restarts that generalise (held-out accuracy ≥ 0.5) with a Wilson interval on 8 fresh "
     "restarts (201–208): reproduced needs ≥ 7 of 8 (Wilson lower edge 0.53 > 0.5), power 81% at a true rate of 0.9, "
-    "37% at 0.75 (12 restarts would give 89% / 39%). The 4 extra restarts cost ≈ 4 × 62 (width 256) + 4 × 12 "
-    "(width 16) ≈ 300 CPU-s, paid by memorisation 7 → 4 restarts (−3 × (40 + 11) ≈ −150), circuit imitation "
-    "7 → 4 restarts (−18 students × 2–5 ≈ −35…−90) and one gate baseline per task instead of two (−4 runs, "
-    "≈ −40): net ≈ +0…+75 CPU-s in-process figures (docs/studies/random.md, Round 6).",
+    "37% at 0.75 (12 restarts would give 89% / 39%). Cost in the stop-31 quick store's run-seconds (2 workers, this "
+    "2-core EPYC): the 4 extra restarts add 4 × 72.6 (width 256) + 4 × 8.1 (width 16) = +323 s, paid by memorisation "
+    "7 → 4 restarts (−3 × (29.9 + 57.0) = −261), circuit imitation 7 → 4 restarts (−18 students × 4.7 = −85) and "
+    "one gate baseline per task instead of two (−11.0 − 5.1 − 14.8 − 11.6 = −42.5): net −65 of the study's 2,163 "
+    "run-s (docs/studies/random.md, Round 6).",
     "solves-needle": "≤ 2 pairs instead of ≤ 30 (the published format at k = 2: 2 marker ids, queries marker + 2; "
     "hash split), at the paper's width 1024 (until stop 29 width 256, which sits on the copy line), ≤ 400 steps × 32 "
     "stopping at 0.99 instead of 10,000 × 1,000.",
@@ -314,8 +315,9 @@ PLANS: dict[str, Plan[RandomParams]] = {
 def sizes(params: RandomParams) -> str:
     """The algorithmic sizes and recipes of a scale, in words (for notes and claim statements)."""
     parts = [
-        f"{task_size(t.config)}: random widths {', '.join(map(str, t.random_widths))} ({t.random.text()}); "
-        f"fully trained width {', '.join(map(str, t.full_widths))} ({t.full.text()})"
+        f"{task_size(t.config)}: random widths {', '.join(map(str, t.random_widths))} ({t.random.text()})"
+        + (f", restarts {', '.join(map(str, t.seeds))}" if t.seeds else "")
+        + f"; fully trained width {', '.join(map(str, t.full_widths))} ({t.full.text()})"
         for t in params.tasks.values()
     ]
     return "; ".join(parts) + f"; restarts {', '.join(map(str, params.seeds))}"  # fmt: skip
