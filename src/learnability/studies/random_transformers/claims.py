@@ -71,8 +71,8 @@ def _solves(plan: Plan[RandomParams], task: str) -> Claim:
     rate = task == "mod_add"
     labels["generalises"] = f"random width {t.wide}"
     v3 = _solve_rule(above(0.8, 0.9), above(0.1, 0.2), labels, version=3)
-    solved = (f"most restarts generalise (the share of restarts with {GEN}, Wilson interval, above one half: the "
-              "paper's median) and mean accuracy lies well above the chance line" if rate else
+    solved = (f"most restarts generalise: the share of restarts with {GEN} (Wilson interval) lies above one half, as "
+              "the paper's median asks, and mean accuracy lies well above the chance line" if rate else
               "mean accuracy over restarts above 0.9 and well above the chance line")
     return Claim(
         slug=SLUGS[task],
@@ -190,8 +190,8 @@ def _subspace(plan: Plan[RandomParams]) -> Claim:
         evidence=partial(ev.subspace, p),
         rule=v4,
         units=Units("initialisation (seed)", min_per_cell=2, note="per task; layers ≥ 1 averaged within a model"),
-        control=Control("the same network at initialisation on the same probe rows, per task (shown: the first "
-                        "task's)", group=f"init {tasks[0]}"),
+        control=Control("the same network at initialisation on the same probe rows, one per task",
+                        group=f"init {tasks[0]}"),
         choices=(Choice("k", 10, (4,), "how many components / neurons"),
                  Choice("tasks", "solved", ("all",),
                         "only solved tasks say how a task is solved; all = every task whose baseline works"),
