@@ -142,6 +142,20 @@ def test_registered_study_is_the_package():
     assert set(QUICK.deviations) - {"*"} <= SLUGS
 
 
+def test_quick_plan_runs_only_what_a_rule_reads():
+    """Issue 36: the quick plan has no Fig. 11 curve (no rule reads it; the paper plan keeps it) and the
+    scratchpad's model is sized by n = 12 alone, so its runs (and ids) are those of the plan with the curve."""
+    quick = {s.name: s for s in STUDY.sweeps(QUICK)}
+    assert "sensitivity/scratchpad_curve" not in quick
+    assert "sensitivity/scratchpad_curve" in {s.name for s in STUDY.sweeps(STUDY.plan("paper"))}
+    pad = quick["sensitivity/scratchpad"].expand()
+    lengths = {spec.config_dict["model"]["max_len"] for spec in pad}
+    assert lengths == {2 * QUICK.params.pad_n}
+    assert len(quick["sensitivity/generalisation"].expand()) == 2 * 5  # two sizes × seeds 0–4
+    # kept whole: bound-radius needs its 24 seeds
+    assert len(quick["sensitivity/scaling"].expand()) == 3 * 3 * 24
+
+
 # -- the analysis choices on synthetic records --------------------------------------------------------------
 def _rec(task, final, at_fit=None, after=None):
     return SimpleNamespace(config={"task": {"function": task, "n": 4}},
