@@ -439,6 +439,17 @@ def test_bound_v4_asks_more_than_the_same_balance_null(tmp_path):
     bound = _bound(tmp_path / "c", [True] * 80 + [False] * 20, [0.94] * 100)
     assert bound.verdict == "not reproduced"
     assert bound.details["rule"]["part2"]["difference"]["hi"] < 0
+    # the models meet it exactly as often as their null (0.95 both: 570/600; the null 0.9 or 1.0): the rate
+    # alone is inconclusive (v3), the contrast 0.0 [−0.017, 0.017] lies below 0.02: not reproduced
+    null = [0.9, 1.0] * 300
+    meets = [
+        c == 1.0 or j < 540 for j, c in enumerate(null)
+    ]  # 270 of the 300 at 0.9, all 300 at 1.0
+    assert sum(meets) == 570
+    bound = _bound(tmp_path / "e", meets, null)
+    assert bound.details["rule"]["part2"]["difference"]["value"] == pytest.approx(0.0, abs=1e-9)
+    assert bound.verdict == "not reproduced"
+    assert {h["version"]: h["verdict"] for h in bound.history}[3] == "inconclusive"
     # the null alone clears 0.95 (0.97 for every model): vacuous, whatever the models do
     bound = _bound(tmp_path / "d", [True] * 100, [0.97] * 100)
     assert bound.verdict == "vacuous" and "met by the null alone" in bound.measured
@@ -466,6 +477,12 @@ def test_k0_positive_reads_the_largest_n_and_the_trend_reads_every_n(tmp_path):
     assert positive.verdict == "inconclusive" and positive.units["count"] == 40
     assert abs(positive.details["rule"]["difference"]["value"]) < 0.05
     assert {h["version"]: h["verdict"] for h in positive.history}[3] == "reproduced"
+    # K_0 = 0 in 16/40 at N = 10, as often as their same-balance functions (≈ 0.4): measure-zero v3 cannot
+    # call it rarer than balance (inconclusive at 40 models); v2's rate 0.4 lay above 0.2 (not reproduced)
+    measure = claims["measure-zero"]
+    assert measure.verdict == "inconclusive"
+    assert abs(measure.details["rule"]["difference"]["value"]) < 0.05
+    assert {h["version"]: h["verdict"] for h in measure.history}[2] == "not reproduced"
     trend = claims["k0-excess-trend"]
     assert trend.verdict == "not reproduced" and trend.units["count"] == 120
     assert trend.details["rule"]["slope"]["value"] == pytest.approx(-0.1, abs=0.02)

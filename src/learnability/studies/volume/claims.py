@@ -178,12 +178,13 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             title="Functions without zero-sensitivity strings are rarer among random transformers than balance explains",
             statement="At the largest N, non-constant random transformers compute a function with K_0 = 0 less "
             "often than random functions with their exact acceptance counts: the paired difference of P(K_0 = 0) "
-            "lies below −0.01. The notes say how many K_0 = 0 models are dictators; the "
+            "lies below −0.01 (not reproduced: above −0.005, the architecture adding less than 0.005 to what "
+            "balance gives). The notes say how many K_0 = 0 models are dictators; the "
             "table 'measure-zero per N' gives every N.",
             paper_statement="Functions without zero-sensitivity strings (PARITY, FIRST, sparse parity) "
             "occupy a measure-zero set of parameters.",
             evidence=ev.measure_zero_evidence,
-            rule=Contrast(MODEL, CTRL, below(-0.01, 0.0), what="P(K_0 = 0)", labels=LABELS, bounds=RATE, version=3,
+            rule=Contrast(MODEL, CTRL, below(-0.01, -0.005), what="P(K_0 = 0)", labels=LABELS, bounds=RATE, version=3,
                           date=ROUND5),
             units=units, regime=random_regime, replicate=fresh,
             control=Control("same-balance shuffle: P(K_0 = 0) of a random function with the model's exact "
@@ -214,13 +215,13 @@ def claims(plan: Plan[VolumeParams]) -> list[Claim]:
             statement=f"With eps = 0, at least 95% of non-constant random transformers in (L, D, N) cells whose "
             f"bound N^((D−1)/(2L)−5) (D = d_model) lies between 1 and {BOUND_SHARE:.0%} of 2^N have K_0 ≥ that "
             "bound, and more of them than of random functions with their exact acceptance counts (paired "
-            "difference above 0.05); vacuous where those random functions alone meet it (the 95% interval of "
+            "difference above 0.05; not reproduced below 0.02, no more than balance gives); vacuous where those random functions alone meet it (the 95% interval of "
             f"their mean probability above {BOUND_RATE:g}).",
             paper_statement="Theorem 4.5: with eps = 0 and N large enough, a random transformer almost "
             "surely has at least N^((D−1)/(2L)−5) zero-sensitivity strings (D the width, L the depth).",
             evidence=ev.bound_evidence,
             rule=AllOf((Rate(MODEL, above(0.9, BOUND_RATE), what="fraction with K_0 ≥ bound", labels=LABELS),
-                        Contrast(MODEL, CTRL, above(0.0, 0.05), what="P(K_0 ≥ bound)", labels=LABELS, bounds=RATE)),
+                        Contrast(MODEL, CTRL, above(0.02, 0.05), what="P(K_0 ≥ bound)", labels=LABELS, bounds=RATE)),
                        version=4, date=ROUND5),
             units=units, replicate=bound_names(p),
             control=Control("same-balance shuffle: P(K_0 ≥ bound) of a random function with the model's exact "
