@@ -77,9 +77,9 @@ def test_every_panel_kind_renders_to_png_and_pdf(tmp_path):
     assert out.png.name == "study_demo.png"
 
 
-def _claim_result():
+def _claim():
     obs = [Obs(u, 1.0, group="ok") for u in range(10)]
-    claim = Claim(
+    return Claim(
         slug="runs-finish", title="runs finish", statement="every run finishes",
         paper_statement="all runs finish",
         # the strict filter drops a run: an alternative that changes the evidence (robust needs one)
@@ -87,7 +87,10 @@ def _claim_result():
         rule=Rate("ok", above(0.5, 0.6), what="finished fraction"), units=Units("seed"),
         control=no_control("a bookkeeping claim"), choices=(Choice("filter", "none", ("strict",)),),
     )  # fmt: skip
-    return evaluate(claim, None, "demo", "quick")
+
+
+def _claim_result():
+    return evaluate(_claim(), None, "demo", "quick")
 
 
 def test_report_links_figures_and_writes_claims(tmp_path):
@@ -275,6 +278,53 @@ def test_headline_counts_not_run_and_untested_apart_from_inconclusive(tmp_path):
     card = card[: card.index("</article>")]
     assert "not run at this scale" in card and "0 seed" not in card and "not measured" not in card
     assert "robustness" not in card  # a claim that never ran has nothing to be robust about
+
+
+def test_a_claim_that_restates_others_counts_apart_and_its_card_says_which(tmp_path):
+    # a sum of two claims' values on the same runs is not a third piece of evidence
+    norm = _variant(
+        _claim_result(), id="demo/norm", title="norm", verdict="reproduced", robust=True
+    )
+    blowup = _variant(norm, id="demo/blowup", title="blowup")
+    frontier = _variant(norm, id="demo/frontier", title="frontier",
+                        restates=["demo/norm", "demo/blowup"])  # fmt: skip
+    report = StudyReport("demo", "Demo", "P", "", "quick", [norm, blowup, frontier])
+    counts = headline([report])
+    assert counts["reproduced"]["total"] == 2
+    assert counts["not independent"] == {
+        "total": 1,
+        "robust": 1,
+        "fragile": 0,
+        "untested": 0,
+        "n/a": 0,
+    }
+    assert verdict_text(frontier) == "reproduced"  # its own verdict stays on its card
+    page = build_report([report], tmp_path).read_text()
+    card = page[page.index('id="claim-demo-frontier"') :]
+    card = card[: card.index("</article>")]
+    assert "built from demo/norm, demo/blowup on the same runs: not independent evidence" in card
+    assert "**restates:** built from demo/norm" in (tmp_path / "claims.md").read_text()
+    row = json.loads((tmp_path / "claims.json").read_text())
+    rows = row["claims"] if isinstance(row, dict) else row
+    assert [r["restates"] for r in rows if r["id"] == "demo/frontier"] == [
+        ["demo/norm", "demo/blowup"]
+    ]
+
+
+def test_restates_must_name_other_claims():
+    with pytest.raises(ValueError, match="restates"):
+        dataclasses.replace(_claim(), restates="norm")  # a text, not a tuple of slugs
+    with pytest.raises(ValueError, match="restates"):
+        dataclasses.replace(_claim(), restates=(_claim().slug,))
+    from learnability.errors import UserError
+    from learnability.studies import Plan, Study
+    from learnability.studies.loader import check_declaration
+
+    mine = dataclasses.replace(_claim(), slug="frontier", restates=("norm", "runs-finish"))
+    study = Study("mine", "t", "p", "n", {"quick": Plan("quick", None)}, lambda p: [],
+                  lambda p: [_claim(), mine])  # fmt: skip
+    with pytest.raises(UserError, match=r"restates \['norm'\], which are not claims of this study"):
+        check_declaration(study, study.plans["quick"], "mine.py")
 
 
 def test_incomplete_stored_runs_are_said_in_the_headline(tmp_path):

@@ -198,6 +198,9 @@ class Claim:
     # adaptive driver adds units by running them with fresh seeds; the power analysis prices them
     replicate: tuple[str, ...] = ()
     prior_sd: float | None = None  # between-unit spread for the power analysis when < 2 units
+    # slugs of this study's claims whose values, on the same runs, this claim's value is built from
+    # (a sum, a ratio): not independent evidence; the headline counts it apart ("not independent")
+    restates: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         versions = [r.rule.version for r in self.history]
@@ -227,6 +230,11 @@ class Claim:
         if isinstance(self.replicate, str):
             raise ValueError(
                 f"claim {self.slug!r}: replicate is a tuple of sweep names, not a text"
+            )
+        if isinstance(self.restates, str) or self.slug in self.restates:
+            raise ValueError(
+                f"claim {self.slug!r}: restates is a tuple of other claims' slugs, got "
+                f"{self.restates!r}"
             )
 
     def defaults(self) -> dict[str, Any]:
@@ -275,6 +283,8 @@ class ClaimResult:
     # negative outside the regime moved, to "inconclusive — scale"; every changed alternative counted,
     # inconclusive verdicts too), kept beside the current label: {"label", "robust"}
     engine_before: dict[str, Any] | None = None
+    # ids of the claims whose values this claim's value is built from on the same runs (Claim.restates)
+    restates: list[str] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -287,7 +297,7 @@ class ClaimResult:
             "id", "title", "statement", "paper_statement", "verdict", "qualifier", "label", "rule",
             "control", "units", "robustness", "robust", "robustness_reason", "robustness_summary",
             "history", "scale", "scale_note", "measured", "details", "figure", "power", "regime",
-            "adaptive", "engine_before",
+            "adaptive", "engine_before", "restates",
         )  # fmt: skip
         return {k: getattr(self, k) for k in keys}
 
@@ -748,6 +758,7 @@ def evaluate(
         adaptive=adaptive,
         robustness_reason=reason,
         engine_before=before,
+        restates=[f"{study}/{slug}" for slug in claim.restates],
     )
 
 

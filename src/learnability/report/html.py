@@ -44,10 +44,12 @@ ORDER: tuple[str, ...] = tuple(
 )
 ROBUSTNESS = ("robust", "fragile", "untested", "n/a")
 OUTSIDE = "outside regime"
-# the headline's rows: a verdict reached outside the paper's regime is counted apart, either direction
+RESTATES = "not independent"  # a claim whose value is built from other claims' (Claim.restates)
+# the headline's rows: a verdict reached outside the paper's regime is counted apart, either direction,
+# and so is a claim that restates others (its verdict stays on its card)
 LABELS: tuple[str, ...] = (
     "reproduced", f"reproduced — {OUTSIDE}", "not reproduced", f"not reproduced — {OUTSIDE}",
-    "inconclusive", "vacuous", NOT_RUN,
+    "inconclusive", "vacuous", NOT_RUN, RESTATES,
 )  # fmt: skip
 _CLASS = {
     "reproduced": "ok", "not reproduced": "bad", "inconclusive": "meh", "vacuous": "vac",
@@ -133,7 +135,10 @@ def robustness_state(c: ClaimResult) -> str:
 
 
 def headline_label(c: ClaimResult) -> str:
-    """The headline row a claim counts in: its verdict, "— outside regime" apart."""
+    """The headline row a claim counts in: its verdict, "— outside regime" apart; a claim that
+    restates others (not independent evidence) in a row of its own, whatever its verdict."""
+    if _get(c, "restates"):
+        return RESTATES
     return f"{c.verdict} — {OUTSIDE}" if _get(c, "qualifier") == OUTSIDE else c.verdict
 
 
@@ -400,6 +405,18 @@ def units_text(c: ClaimResult) -> str:
     return text
 
 
+def restates_text(c: ClaimResult) -> str:
+    """'' for an independent claim; else which claims it restates and that the headline counts it
+    apart."""
+    restated = _get(c, "restates") or []
+    if not restated:
+        return ""
+    return (
+        f"built from {', '.join(restated)} on the same runs: not independent evidence, counted apart "
+        f"in the headline ({RESTATES})"
+    )
+
+
 def _regime(c: ClaimResult) -> str:
     regime = _get(c, "regime")
     if not isinstance(regime, dict):
@@ -481,6 +498,7 @@ def _claim_html(
         ("robustness", _strip(c)),
         ("adaptive", _adaptive(c)),
         ("regime", _regime(c)),
+        ("restates", _e(restates_text(c))),
         ("history", _history(c)),
         ("scale", _e(_scale_text(c, common))),
     ]  # fmt: skip
@@ -790,6 +808,8 @@ def claims_markdown(reports: list[StudyReport]) -> str:
                     "earlier rules",
                     "; ".join(f"v{h['version']} → {h['verdict']}" for h in c.history[1:]),
                 )
+            if restates_text(c):
+                lines += _wrap("restates", restates_text(c))
             if engine_before_text(c):
                 lines += _wrap("earlier engine", engine_before_text(c))
             if c.scale_note and c.scale_note.strip() != common:

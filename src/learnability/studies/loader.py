@@ -252,6 +252,13 @@ def check_declaration(study: Study[Any], plan: Any, source: str) -> None:
                 raise UserError(
                     f"{source}: claim slugs must be distinct; {twice} appear more than once"
                 )
+            for c in built:
+                unknown = [x for x in c.restates if x not in slugs]
+                if unknown:
+                    raise UserError(
+                        f"{source}: claim {c.slug!r} restates {unknown}, which are not claims of "
+                        f"this study; allowed: {sorted(set(slugs) - {c.slug})}"
+                    )
 
 
 __all__ = ["check_declaration", "check_study", "load_study_file"]
