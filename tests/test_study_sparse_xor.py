@@ -607,10 +607,42 @@ def test_quick_plan_moves_the_changed_claims_to_fresh_seeds() -> None:
     ffnn = [s for n, s in sweeps.items() if n.startswith("sparse_xor/ffnn_d")]
     seeds = {x for s in ffnn for x in s.seeds}
     assert seeds == set(range(100, 108)) and len(ffnn) == 56
-    assert all(s.grid == {"model.width": [1, 2, 3, 4]} for s in ffnn)
+    assert all(
+        s.zip == {"model.width": [1, 2, 3, 4], "train.steps": [200, 1000, 1000, 1000]} for s in ffnn
+    )
     # disjoint from every seed the study used before issue 34 (FFNN 0–11, many steps 0–9) and from the
     # other sweeps' seeds now
     others = {x for n, s in sweeps.items() if n != "sparse_xor/many_steps" and not n.startswith("sparse_xor/ffnn_d")
               for x in s.seeds}  # fmt: skip
     assert not (seeds | set(many.seeds)) & (set(range(12)) | others)
     assert not seeds & set(many.seeds)
+
+
+def test_quick_cuts_of_issue_36_leave_the_paper_plan_and_the_read_numbers() -> None:
+    quick, paper = STUDY.plan("quick"), STUDY.plan("paper")
+    # the paper plan's FFNN runs every width on its full budget (run ids as before: the same configs)
+    for s in STUDY.sweeps(paper):
+        if s.name.startswith("sparse_xor/ffnn_d"):
+            assert set(s.zip["train.steps"]) == {paper.params.ffnn_steps}
+    assert max(paper.params.m_d) == 2**24 and paper.params.many_steps == 2000
+    # quick: only width 1 (which cannot fit XOR) is shortened; the m scan stops at 2^18; 20 steps ≥ K = 10
+    runs = [
+        r for s in STUDY.sweeps(quick) if s.name.startswith("sparse_xor/ffnn_d") for r in s.expand()
+    ]
+    assert {(r.config.model.width, r.config.train.steps) for r in runs} == {
+        (1, 200),
+        (2, 1000),
+        (3, 1000),
+        (4, 1000),
+    }
+    assert max(quick.params.m_d) == 2**18 and min(quick.params.m_d) == 16
+    claim = next(c for c in STUDY.claims(quick) if c.slug == "kinds-many-steps")
+    assert quick.params.many_steps >= 2 * claim.choices[0].default
+    # the budget cut does not change a first success within it
+    short, long = (
+        many_steps(ManyStepsConfig(d=32, steps=k, grid=StepGrid(-2.0, 12.0, 1))) for k in (20, 50)
+    )
+    assert 30 in long["first_success"]  # a first success after 20 steps: only it is lost
+    assert short["first_success"] == [
+        f if f is not None and f <= 20 else None for f in long["first_success"]
+    ]

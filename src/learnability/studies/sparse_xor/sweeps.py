@@ -51,9 +51,11 @@ def sweeps(plan: Plan[SparseXorParams]) -> list[Sweep]:
         Sweep(f"{S}/samples", "sparse_xor.samples", base={"n_grid": n_grid, "grid": grid(c.c_grid)},
               grid={"d": list(c.samples_d)}, seeds=list(range(c.samples_seeds)), study=S),
     ]  # fmt: skip
-    # one sweep per FFNN seed: the seed fixes initialisation and data
+    # one sweep per FFNN seed: the seed fixes initialisation and data; width 1 (one ReLU: test MSE ≥ 2/3 on XOR
+    # at any budget) may get a shorter budget, `ffnn_floor_steps`
+    steps = [c.ffnn_floor_steps or c.ffnn_steps if w == 1 else c.ffnn_steps for w in c.ffnn_widths]
     out += [Sweep(f"{S}/ffnn_d{d}_s{seed}", "train", base={**ffnn_base(d, c.ffnn_steps, c.ffnn_batch), "data_seed": seed},
-                  grid={"model.width": list(c.ffnn_widths)}, seeds=[seed], study=S)
+                  zip={"model.width": list(c.ffnn_widths), "train.steps": steps}, seeds=[seed], study=S)
             for d in c.ffnn_d for seed in range(c.ffnn_first_seed, c.ffnn_first_seed + c.ffnn_seeds)]  # fmt: skip
     return out
 
