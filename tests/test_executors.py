@@ -183,3 +183,27 @@ def test_a_log_file_says_when_the_sweep_waits_for_another_driver(
         "progress: log/w finished: 2/2 runs done (1 ok, 0 failed, 0 diverged, 1 by another "
         "driver)" in out
     )
+
+
+@pytest.mark.timeout(120)
+def test_a_script_without_a_main_guard_fails_fast_with_the_fix_not_a_hang(tmp_path: Path):
+    # workers import the driver's script again (as __mp_main__): without the guard its top level
+    # would open the store the driver holds and start a sweep in every worker (a hang before)
+    import os
+    import subprocess
+
+    script = tmp_path / "script.py"
+    script.write_text(
+        "from learnability.sweep import Store, Sweep, run_sweep\n"
+        f"with Store({str(tmp_path / 'res')!r}) as store:\n"
+        "    s = run_sweep(Sweep('demo/p', 'testing.probe', grid={'x': [1.0]}), store, workers=1,"
+        " progress=False)\n"
+        "    print('failed', s.failed)\n"
+    )
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=90,
+        env=dict(os.environ, PYTHONPATH=src), cwd=tmp_path,
+    )  # fmt: skip
+    assert 'top-level code under `if __name__ == "__main__":`' in done.stderr
+    assert "failed 1" in done.stdout  # the run is stored as failed, not run inside a worker

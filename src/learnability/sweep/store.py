@@ -35,6 +35,7 @@ import os
 import secrets
 import socket
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -176,6 +177,21 @@ def _zombie(pid: int) -> bool:
         return False
 
 
+def refuse_in_worker_start(what: str) -> None:
+    """Refuse to open `what` while this process is a worker still starting: a worker imports the
+    driver's script as `__mp_main__`, and a script without `if __name__ == "__main__":` would open the
+    store (whose lock the driver holds) and start a sweep inside every worker: a hang, not an error."""
+    import multiprocessing
+
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        script = getattr(sys.modules.get("__mp_main__"), "__file__", None) or "the script"
+        raise UserError(
+            f"{script} opened {what} while a sweep worker was importing it: a script that runs "
+            'sweeps must keep its top-level code under `if __name__ == "__main__":` (worker '
+            "processes import it again)"
+        )
+
+
 class Store:
     """The SQLite results store of one results directory."""
 
@@ -187,6 +203,7 @@ class Store:
         lease_seconds: float = DEFAULT_LEASE,
         read_only: bool = False,
     ) -> None:
+        refuse_in_worker_start("a results store")
         self.root = Path(results_dir)
         self.path = self.root / DB_NAME
         self.timeout = timeout
