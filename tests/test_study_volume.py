@@ -144,6 +144,32 @@ def test_quick_and_paper_sweeps_expand_with_unique_runs():
     assert all(c.all_alternatives() for c in claims)
 
 
+def test_quick_plan_cuts_of_issue_36():
+    """The quick plan profiles `project` models at eps = 0 only (every rule reads it), keeps eps 0 and 1 in
+    the drawn and cited variants, and runs only bound cells that some N of the grid judges."""
+    p = QUICK.params
+    eps = {
+        s.name.split("/", 2)[2]: s.base["eps"]
+        for s in STUDY.sweeps(QUICK)
+        if s.name.startswith("volume/random/")
+    }
+    assert all(e == [0.0] for name, e in eps.items() if name.endswith("/project"))
+    assert all(e == [0.0, 1.0] for name, e in eps.items() if not name.endswith("/project"))
+    for depth, width in p.bound_archs:
+        assert any(
+            jobs.bound_label(n, depth, width) == "non-trivial"
+            and jobs.theorem_bound(n, depth, width) <= 0.01 * 2**n
+            for n in p.bound_ns
+        )
+    # the cut cell: its bound exceeds 1% of 2^N at every quick N
+    assert all(jobs.theorem_bound(n, 1, 16) > 0.01 * 2**n for n in p.bound_ns)
+    # fewer models per cell keep the first ones: model j's weights do not depend on the count
+    few, many = (
+        jobs.RandomProfilesConfig(n=6, depth=1, width=8, models=k, seed=p.seed) for k in (2, 3)
+    )
+    assert [few.seed_of(6, j) for j in range(2)] == [many.seed_of(6, j) for j in range(2)]
+
+
 TINY = Plan("quick", dataclasses.replace(
     QUICK.params, ns=(3, 4, 5), archs=((1, 8),), models=4, variant_models=2, eps=(0.0, 1.0),
     margins=(0.0, 0.1), bound_ns=(4,), bound_archs=((1, 8), (1, 12)), bound_models=3, length_ns=(3, 4, 5),

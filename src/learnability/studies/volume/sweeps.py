@@ -32,9 +32,10 @@ def sweeps(plan: Plan[VolumeParams]) -> list[Sweep]:
             # Xavier schemes already keep LayerNorm 1/0 and zero biases: `drawn` would repeat them
             inits = DRAWN_SCHEMES if variant == "drawn" else INIT_SCHEMES
             models = p.models if variant == "project" else p.variant_models
+            eps = p.eps if variant == "project" or p.variant_eps is None else p.variant_eps
             out.append(Sweep(
                 f"{STUDY}/{RANDOM}/L{depth}D{width}/{variant}", "volume.random_profiles",
-                {**common, "depth": depth, "width": width, "models": models, "eps": list(p.eps), **settings},
+                {**common, "depth": depth, "width": width, "models": models, "eps": list(eps), **settings},
                 {"n": list(p.ns), "init": list(inits)}, seeds=[p.seed],
             ))
     for depth, width in p.bound_archs:
