@@ -191,11 +191,13 @@ def test_quick_plan_meets_the_issue():
     plan = rt.STUDY.plan("quick")
     quick = {s.name.split("/")[1]: s for s in rt.STUDY.sweeps(plan)}
     claims = {c.slug: c for c in rt.STUDY.claims(plan)}
-    # ≥ 4 independent units (seeds) in every sweep a claim's rule reads, and those sweeps are its replicate
+    # ≥ 4 independent units (seeds) in every sweep a claim's rule reads, and those sweeps are its replicate;
+    # except memorisation since issue 36: 2 restarts, its rule v4 being undecidable at this scale (the loss-bound
+    # ratio of seeds 1–7, 1.75× [1.42, 2.17], sits inside the bands' indifference zone: power 0 at any count)
     for slug, claim in claims.items():
         assert claim.regime is not None, slug
         for short in claim.replicate:
-            assert len(quick[short].seeds) >= 4, (slug, short)
+            assert len(quick[short].seeds) >= (2 if slug == "memorisation" else 4), (slug, short)
     assert (
         not claims["solves-needle"].regime.inside and "1024" in claims["solves-needle"].regime.needs
     )
@@ -214,6 +216,27 @@ def test_quick_plan_meets_the_issue():
     assert sum(len(s.expand()) for s in quick.values()) <= 88
     assert all(s.expand()[0].config.task.split == "hash" for k, s in quick.items()
                if k.endswith(("parens", "decimal_add", "needle")))  # fmt: skip
+
+
+def test_quick_plan_cpu_cuts_issue_36():
+    """Issue 36's cuts change only what quick runs, not what its claims read: modular addition evaluates its
+    43 held-out pairs every 25 steps (the stop at 1.0 fires at most 24 steps late instead of 249), memorisation
+    evaluates twice (the claims read the final evaluation only), streamed tasks score 500 fresh draws; the paper
+    plan's configs do not change (no `fresh_size` key, so its run ids stay)."""
+    quick = {s.name.split("/")[1]: s for s in rt.STUDY.sweeps(rt.STUDY.plan("quick"))}
+    paper = {s.name.split("/")[1]: s for s in rt.STUDY.sweeps(rt.STUDY.plan("paper"))}
+    assert {c.config.train.eval_every for c in quick["acc-mod_add"].expand()} == {25}
+    assert {c.config.train.eval_every for c in quick["memorise"].expand()} == {300, 750}
+    fresh = {
+        c.config.fresh_size
+        for k in ("acc-needle", "acc-parens", "full-needle")
+        for c in quick[k].expand()
+    }
+    assert fresh == {500}
+    assert all("fresh_size" not in s.base for s in paper.values())
+    assert {c.config.fresh_size for c in paper["acc-needle"].expand()} == {2000}
+    # modular addition keeps its Wilson rate's 8 restarts; memorisation 2 (undecidable here at any count)
+    assert len(quick["acc-mod_add"].seeds) == 8 and len(quick["memorise"].seeds) == 2
 
 
 def _record(sweep, acc, width, freeze="full", seed=0, **metrics):
