@@ -132,9 +132,6 @@ class RandomParams:
     )
     probe_rows: int = 1024
     subspace_k: tuple[int, ...] = (4, 10)
-    # fresh training-distribution draws each streamed-task run scores after training (the job's `fresh_size`; None:
-    # the job's default, 2,000): they feed only the `metric=fresh` reading, which is not counted
-    fresh_rows: int | None = None
 
 
 def task_seeds(params: RandomParams, task: str) -> tuple[int, ...]:
@@ -188,9 +185,6 @@ QUICK_PARAMS = RandomParams(
     memorise=MemorisePlan({"name": "memorise", "n_keys": 128, "n_values": 128, "offset_y": True}, width=16,
                           random=Recipe(1e-2, 600, 1024, 50, evals=2), full=Recipe(3e-2, 1500, 1024, 50, evals=2)),
     language=None,
-    # issue 36 (CPU): 500 fresh draws instead of 2,000 (the needle's teacher-forced predictions at width 1024 were
-    # ≈ 10% of its run); they feed only the uncounted `metric=fresh` reading
-    fresh_rows=500,
     circuit=CircuitPlan({"name": "circuit", "vocab_size": 32, "seq_len": 8, "test_size": 300}, targets=(2, 8, 32),
                         student={"d_model": 64, "n_layers": 2, "n_heads": 4}, random=Recipe(1e-2, 200, 64, 20),
                         full=Recipe(3e-3, 200, 64, 20)),
@@ -259,9 +253,8 @@ QUICK_DEVIATIONS = {
     "memorisation 201–204 (201–202 since issue 36); circuit imitation (its rule unchanged) seeds 1–4. Issue 36 "
     "(CPU) changed only what quick runs, no rule or seed choice: modular addition evaluates its 43 held-out pairs "
     "every 25 steps instead of 250 (the same trajectory, its stop at 1.0 fires up to 225 steps sooner), "
-    "memorisation evaluates twice instead of 10 times (its rule reads the final evaluation), streamed tasks score "
-    "500 fresh draws instead of 2,000 (only the uncounted metric=fresh reading uses them: its accuracies carry "
-    "±0.02 more sampling error), memorisation runs 2 restarts (see its note); the paper plan keeps all of it.",
+    "memorisation evaluates twice instead of 10 times (its rule reads the final evaluation) and runs 2 restarts "
+    "(see its note); the paper plan keeps all of it.",
     "solves-mod-add": "p = 29 (841 pairs, 798 / 43 split) instead of 199; width 256 instead of 1024; "
     "≤ 2,500 steps × 128 instead of 50,000 × 4,000. Width 1024 with this recipe (a pilot at stop 30, seeds 3 and 7) "
     "fits the training pairs but scores 0.12 and 0.09 on the 43 held-out ones, at ≈ 400 CPU-s a run. Rule v4 (stop "

@@ -30,9 +30,6 @@ def sweeps(plan: Plan[RandomParams]) -> list[Sweep]:
     p = plan.params
     baseline = list(p.baseline_seeds or p.seeds)
     probe = {"probe_rows": p.probe_rows, "subspace_k": list(p.subspace_k)}
-    # only when the plan sets it, so that the paper plan's run ids stay as they were
-    if p.fresh_rows is not None:
-        probe["fresh_size"] = p.fresh_rows
     out: list[Sweep] = []
     for name, t in p.tasks.items():
         task, seeds = dict(t.config), list(task_seeds(p, name))
