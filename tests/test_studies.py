@@ -30,21 +30,25 @@ from learnability.studies.pipeline import pick_scale
 # (runs, sha256 of the sorted "sweep\tstudy\trun_id" lines), frozen from main's expansion of every study
 # at every scale (commit 9f2ffc8, before the studies were restructured into one layout)
 FROZEN = {
+    # stop 32 (issue 34: rules judged on fresh seeds; issue 36: cheaper quick plans): sensitivity length/dynamics
+    # seeds 400-405/500-514 with FIRST as a length control, no scratchpad curve, generalisation 5 seeds; volume
+    # random models seed 50, bound cells 51, eps 0 only and 300 models per project cell; sparse_xor FFNN widths
+    # 1-4 on seeds 100-107, 4-a-decade eta grid on 200-209, m* to 2^18; random acc-* on 201-208, memorisation 2
     # sensitivity quick: the scaling sweep on 24 fresh seeds 200–223 (stop 30, by power from a 48-seed pilot);
     # at n = 8 a 2,000-step budget for every task, the same training step read (issue 33: 72 run ids change)
-    "sensitivity/quick": (284, "eb44acfd0cbee8babe7b8472d8f82f70a91ab9c27505fbe5e1ec3dfdafad20f0"),
-    "sensitivity/paper": (1865, "b3b83e3f6ca99de9168be9c09b6fe124b719c82bae37b360581f8a3f4f5140dd"),
-    "volume/quick": (213, "46c9a403c18f3b3645f1a0e0ae2136b91d1c5248b024f51314890a68abaded62"),
-    "volume/paper": (833, "be82f2cd307f11e308ba7131e5e8bdde1def4fe3df1286e46bced7da87beb7e2"),
+    "sensitivity/quick": (280, "3fe8423d83cab34240132df71c85833f157caf08642892b397e4abeddc222378"),
+    "sensitivity/paper": (1875, "e6f6d64023738a9b99c3e2e26bb8b6ccd5babd672edb60a55d1e7337b1d03f0d"),
+    "volume/quick": (205, "b357563994f809b891d22a29189a27af432e4b07a69c06f8a7f3d9f791eb9fd9"),
+    "volume/paper": (833, "0abb52882d53d7ac37baabac2f0b6a32361fa5b78cbae25d52b67664bd2e6b66"),
     # sparse_xor: regenerated for the science round (issues 20/21: m* over 2^6..2^20 at every power of 2 with 12
     # seeds, the kinds at a second d; paper plan d to 2^24); quick again at stop 29 (FFNN at every power of 2 from
     # 16 to 1024 with widths 2/3/4/6/8, m* also at d = 32; volume quick: 120 models per project cell)
-    "sparse_xor/quick": (950, "f9671656e65a133d478d3c68e7aae05ee17f7eb96ae14ee9f7bc28d93d849ab0"),
-    "sparse_xor/paper": (2928, "ef9ab88067e960cc08b88300b87b3fcc7bd35ca0392850c551fb9cf17bba8c6a"),
+    "sparse_xor/quick": (870, "5e903113f01c53655ab97940e8c242a0579f3192d164af4e2d5ecf8d1c894c6a"),
+    "sparse_xor/paper": (3000, "1e473c3e736d94685f831c95585952f7c5697cfdfbb06f490762d029017774d4"),
     # random: regenerated for the science round (4 restarts per condition, no quick LSTMs/LM; needle in the
     # published k-key format); quick again at stop 29 (memorisation and circuit on seeds 1–7, by power)
     # random quick: needle at the paper's width 1024 instead of 256 (stop 30)
-    "random/quick": (88, "261dba9d1ec1531ff7a81912029d4a747273eea6915bafe10284788ef13a715d"),
+    "random/quick": (64, "ea7ad9e82580d9ea4513ea87da1065d10253056b3f45a2270dcaf1daba4351de"),
     "random/paper": (705, "8aba2a865df816070e1d57c4545e67938eb3982d663beb2f6086f689154a8c60"),
 }
 LAYOUT = {"__init__", "plan", "sweeps", "evidence", "claims", "exhibits"}
