@@ -289,3 +289,26 @@ def test_a_bimodal_rate_like_outcome_gets_its_power_by_resampling_its_units():
     assert power["current"] <= 0.32 + 0.1
     # the units of a card and of its power line agree: 4 seeds
     assert power["units_now"] == row.units["count"] == 4
+
+
+def test_a_rate_like_outcome_on_many_units_keeps_the_normal_model():
+    # from RESAMPLE_BELOW units on a cell's mean is near normal: no resampling (volume's thousands of
+    # models once took minutes of analysis for the same answer)
+    from learnability.claims import Claim, Evidence, Mean, Obs, Units, above, evaluate, no_control
+    from learnability.claims.claim import RESAMPLE_BELOW, Choice
+
+    values = [1.0 if i % 5 else 0.0 for i in range(RESAMPLE_BELOW)]  # a rate of 0.8 over 0/1 units
+    claim = Claim(
+        slug="rate", title="t", statement="s", paper_statement="p",
+        evidence=lambda r, c: Evidence([Obs(i, v, group="a") for i, v in enumerate(values)]),
+        rule=Mean("a", above(0.5, 0.6), bounds=(0.0, 1.0)), units=Units("model", 3),
+        control=no_control("test"), choices=(Choice("x", 0, (1,)),),
+    )  # fmt: skip
+    power = evaluate(claim, None, "d", "q").power
+    assert "resampled" not in power["text"] and power["units_now"] == RESAMPLE_BELOW
+    fewer = evaluate(
+        Claim(**{**claim.__dict__, "evidence": lambda r, c: Evidence(
+            [Obs(i, v, group="a") for i, v in enumerate(values[: RESAMPLE_BELOW - 1])])}),
+        None, "d", "q",
+    )  # fmt: skip
+    assert "resampled from the observed units" in fewer.power["text"]
