@@ -558,5 +558,9 @@ def test_measure_zero_table_counts_dictators_per_n(tmp_path):
     report = analyse_records(STUDY, records, QUICK, tmp_path)
     claim = next(c for c in report.claims if c.id == "volume/measure-zero")
     assert "0 with K_0 = 0, of which 0 dictators" in claim.measured
+    # its depth alternatives read their own depth: all these models have one layer, so depth=2 finds none
+    by_alt = {a["alternative"]: a for a in claim.robustness}
+    assert by_alt["depth=1"]["effect"] == "no-op"
+    assert by_alt["depth=2"]["verdict"] == "inconclusive" and by_alt["depth=2"]["effect"] != "no-op"
     n_all = next(r for r in claim.robustness if r["alternative"] == "n=all")
     assert "(n=40)" in n_all["measured"]

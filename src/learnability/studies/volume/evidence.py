@@ -216,7 +216,7 @@ def k0_excess_evidence(results: StudyResults, choices: Choices) -> Evidence:
 def measure_zero_evidence(results: StudyResults, choices: Choices) -> Evidence:
     """v3: each model's 1[K_0 = 0] beside its same-balance P(K_0 = 0) (a Contrast); v2 read the first group
     alone against 5%. The notes count how many K_0 = 0 models are dictators."""
-    picked = _pick(results, choices)
+    picked = _depth(_pick(results, choices), choices)  # the depth=1 / depth=2 alternatives
     if not picked:
         return _missing("models")
     ctrl = stats.mean_ci([1 - r.ctrl_k0_positive for r in picked], (0.0, 1.0))
