@@ -75,6 +75,8 @@ th { background: #f2f2f5; }
 td.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.zero { color: #888; }
 table.headline { width: auto; min-width: min(100%, 30em); }
+table.studies { font-size: .78rem; }  /* one column per headline row: it must fit a narrow window */
+table.studies th, table.studies td { padding: .3em .3em; }
 .ok { background: #dff3e2; } .bad { background: #f9dede; } .meh { background: #fbf3d5; }
 .vac { background: #e6e6ee; } .nr { background: #e4eef7; }
 .verdict { font-weight: 600; padding: 0 .3em; border-radius: 3px; white-space: nowrap; }

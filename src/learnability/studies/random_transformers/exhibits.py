@@ -147,11 +147,11 @@ def memorisation(results: StudyResults, p: RandomParams) -> list[Item]:
     if not rows:
         return []
     return [Table("Memorisation capacity (published token format: y offset by n)",
-                  ["model", "width", "trainable params", "bits/param (cross-entropy lower bound, rule v4)",
-                   "table recalled", "hits", "bits/param (Fano lower bound, rule v3)",
-                   "bits/param (published: hits × log2 M)", "bits/param (hits above chance, rule v2)",
-                   "per-key predictor's hits", "perfect model's bits/param"], rows,
-                  "Cross-entropy bound: I ≥ N·log2 M − Σ CE/ln 2 over the table's N items, the headline (rule v4). "
+                  ["model", "width", "trainable params", "bits/param: cross-entropy (v4)", "recalled", "hits",
+                   "bits/param: Fano (v3)", "bits/param: hits × log2 M", "bits/param: above chance (v2)",
+                   "per-key hits", "bits/param at capacity"], rows,
+                  "Bits per trainable parameter by four measures. Cross-entropy bound: I ≥ N·log2 M − Σ CE/ln 2 over the "
+                  "table's N items, the headline (rule v4). At capacity: a perfect model's bits per parameter. "
                   "Fano: I ≥ N·(log2 M − h(e) − e·log2(M − 1)) at error rate e (rule v3); the published measure "
                   "credits every hit with log2 M bits. The per-key predictor stores only each x's (or y's) most common "
                   "value (at most n·log2 M bits): a model with fewer hits may store as little. Paper: 2.88 (fully "
