@@ -212,7 +212,8 @@ def test_quick_plan_moves_the_changed_claims_to_fresh_seeds():
     fresh = {name: set(task_seeds(QUICK_PARAMS, name)) for name in QUICK_PARAMS.tasks}
     fresh["memorise"] = set(QUICK_PARAMS.other_seeds or ())
     assert all(seeds and not seeds & used_before for seeds in fresh.values())
-    assert len(fresh["mod_add"]) == 8 and len(fresh["memorise"]) == 2  # 4 -> 2: issue 36 (plan notes)
+    # memorisation 4 -> 2 seeds: issue 36 (plan notes)
+    assert len(fresh["mod_add"]) == 8 and len(fresh["memorise"]) == 2
     by_name = {s.name: s for s in sweeps(Plan("quick", QUICK_PARAMS))}
     assert set(by_name["random/acc-mod_add"].seeds) == fresh["mod_add"]
     assert by_name["random/circuit"].seeds == [1, 2, 3, 4]
